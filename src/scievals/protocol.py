@@ -1,0 +1,34 @@
+"""The protocol record every scievals task writes into its log, and the report reads back.
+
+A score means little without how it was obtained, so each task puts one dict under
+``Task.metadata["protocol"]``; the report groups and labels runs by it. Model, temperature and
+epochs are not repeated here: Inspect records them in the log itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Keys every benchmark fills in (None where a key does not apply), in the order reports show them.
+PROTOCOL_KEYS = (
+    "benchmark",  # "scicode" | "scibench"
+    "data_version",  # e.g. "scicode-69a8cfc" | "main" | "old"
+    "split",  # scicode: test|dev|all ; scibench: textbook|multimodal|exam
+    "steps_counted",  # scicode: 288 / 50 / 338 ; scibench: number of problems
+    "background",  # scicode: bool ; scibench: None
+    "prompt",  # scicode: single_turn|chat (+ "gold previous steps") ; scibench: the setting
+    "scorer",  # scicode: "sandboxed-records" ; scibench: faithful|robust|both
+    "timeout",  # seconds per execution, or None
+    "runtime",  # {package: version} of the scoring runtime, or {}
+    "sandbox",  # isolation mode that ran model code, or None
+)
+
+
+def protocol(benchmark: str, **fields: Any) -> dict[str, Any]:
+    """A complete protocol dict: unknown keys are refused, missing ones are None."""
+    unknown = set(fields) - set(PROTOCOL_KEYS)
+    if unknown:
+        raise ValueError(f"unknown protocol keys: {sorted(unknown)}")
+    record: dict[str, Any] = {key: fields.get(key) for key in PROTOCOL_KEYS}
+    record["benchmark"] = benchmark
+    return record
