@@ -1,0 +1,276 @@
+"""Runs -> the report's tables, section by section: results, published figures, breakdowns,
+paired comparisons. Pure over the loaded runs, so tests can check every cell."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from scievals.protocol import PROTOCOL_KEYS
+from scievals.report import outcomes as oc
+from scievals.report.load import Run, natural_key
+from scievals.report.published import Reference, references_for
+from scievals.report.stats import Estimate, Paired, estimate, paired
+from scievals.report.tables import Pct, Table, count
+
+BENCHMARKS = ("scicode", "scibench")
+PROTOCOL_LABELS = {
+    "benchmark": "benchmark", "data_version": "data version", "split": "split",
+    "steps_counted": "steps counted", "background": "background", "prompt": "prompt / setting",
+    "scorer": "scorer", "timeout": "timeout (s)", "runtime": "runtime", "sandbox": "sandbox",
+}
+INTERVAL_NOTE = (
+    "95% intervals: one epoch -> Wilson over problems (bootstrap over problems for steps, which "
+    "cluster within a problem); several epochs -> mean ± stderr over epochs with a t interval."
+)
+
+
+@dataclass
+class Comparison:
+    benchmark: str
+    metric: str
+    a: Run
+    b: Run
+    result: Paired
+
+
+@dataclass
+class Section:
+    """One benchmark's part of the report; ``figures`` are (file name, caption), filled by plots."""
+
+    benchmark: str
+    runs: list[Run]
+    tables: list[Table]
+    comparisons: list[Comparison]
+    figures: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _protocol_cells(run: Run) -> list[str]:
+    return [oc.describe(run.protocol.get(k)) for k in PROTOCOL_KEYS] + [
+        oc.describe(run.temperature) if run.temperature is not None else "default",
+        str(run.epochs),
+    ]
+
+
+def _protocol_columns() -> list[str]:
+    return [PROTOCOL_LABELS[k] for k in PROTOCOL_KEYS] + ["temperature", "epochs"]
+
+
+def _k_of_n(est: Estimate | None) -> str:
+    """Passed of scored units, per epoch (a mean when there are several)."""
+    if est is None:
+        return "-"
+    return f"{count(round(est.value * est.n, 6))}/{est.n}"
+
+
+def _pct(est: Estimate | None) -> Pct | None:
+    return None if est is None else Pct.of(est)
+
+
+def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
+    """One row per run (model x protocol): the protocol, then each metric with its interval."""
+    metrics: list[str] = []
+    for run in runs:
+        metrics += [m for m in oc.metrics_of(run) if m not in metrics]
+    columns = ["run", "model", *_protocol_columns(), "problems"]
+    for m in metrics:
+        columns += [f"{oc.metric_label(m)} %", "passed"]
+        if benchmark == "scibench":
+            columns.append("no answer")
+    columns.append("errors")
+    rows = []
+    for run in runs:
+        problems = len({s.id for s in run.samples})
+        row = [run.name, run.model, *_protocol_cells(run), problems]
+        for m in metrics:
+            est = estimate(oc.outcomes_for(run, m)) if m in oc.metrics_of(run) else None
+            row += [_pct(est), _k_of_n(est)]
+            if benchmark == "scibench":
+                row.append(oc.scibench_unextracted(run, m) if m in oc.metrics_of(run) else None)
+        row.append(run.errors)
+        rows.append(row)
+    notes = [INTERVAL_NOTE]
+    notes += [f"{run.name}: {note}" for run in runs for note in run.notes]
+    if benchmark == "scicode":
+        notes.append("One main problem of 65 is worth 1.5 points, one step of 288 0.35 points.")
+    return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
+
+
+def _coverage(run: Run) -> str | None:
+    """Why a run is not yet comparable with a published figure: it scored fewer units."""
+    expected = run.protocol.get("steps_counted")
+    if not isinstance(expected, int):
+        return None
+    metric = "sub" if run.benchmark == "scicode" else oc.metrics_of(run)[0]
+    scored = len(oc.outcomes_for(run, metric)) / max(run.epochs, 1)
+    if scored < expected:
+        unit = "steps" if run.benchmark == "scicode" else "problems"
+        return f"{run.name} scored {count(scored)} of {expected} {unit}: a partial run"
+    return None
+
+
+def published_table(benchmark: str, runs: Sequence[Run]) -> Table | None:
+    """Published rows whose protocol some run matches, with the runs they are comparable with."""
+    matched: dict[int, tuple[Reference, list[str]]] = {}
+    for run in runs:
+        for ref in references_for(run.protocol):
+            matched.setdefault(id(ref), (ref, []))[1].append(run.name)
+    if not matched:
+        return None
+    metrics = ["main", "sub"] if benchmark == "scicode" else ["faithful"]
+    columns = ["source", "model", *[f"{oc.metric_label(m)} %" for m in metrics],
+               "comparable with"]
+    rows = [
+        [ref.source, ref.model, *[Pct(ref.metrics[m]) if m in ref.metrics else None
+                                  for m in metrics], ", ".join(names)]
+        for ref, names in matched.values()
+    ]
+    notes = ["Published figures, not run here; shown only beside runs of the same protocol."]
+    notes += [c for run in runs if any(run.name in n for _, n in matched.values())
+              if (c := _coverage(run))]
+    return Table(f"{benchmark}_published", f"{benchmark}: published figures (reference)",
+                 columns, rows, notes)
+
+
+def _run_metric_columns(runs: Sequence[Run]) -> list[tuple[Run, str]]:
+    return [(run, m) for run in runs for m in oc.scibench_scorers(run)]
+
+
+def scibench_group_table(runs: Sequence[Run], by: str) -> Table:
+    """Accuracy per book or per subject: one column per (run, scorer), one row per group."""
+    pairs = _run_metric_columns(runs)
+    grouped = {(r.name, m): oc.scibench_outcomes(r, m, by) for r, m in pairs}
+    groups = sorted({g for d in grouped.values() for g in d}, key=natural_key)
+    refs: list[tuple[Reference, str]] = []
+    if by == "book":
+        for run in runs:
+            refs += [(ref, run.name) for ref in references_for(run.protocol) if ref.books
+                     and all(ref is not r for r, _ in refs)]
+    columns = [by, "problems", *[f"{r.name} {m} %" for r, m in pairs]]
+    columns += [f"published {ref.model} ({ref.requires['prompt']}, beside {name}) %"
+                for ref, name in refs]
+    rows: list[list] = []
+    for g in groups:
+        n = max((len({o.unit for o in d.get(g, [])}) for d in grouped.values()), default=0)
+        row: list = [g, n, *[_pct(estimate(grouped[(r.name, m)].get(g, []))) for r, m in pairs]]
+        row += [Pct(ref.books[g]) if g in ref.books else None for ref, _ in refs]
+        rows.append(row)
+    if by == "book" and groups:
+        macro: list = ["macro average", None]
+        for r, m in pairs:
+            ests = [e for g in groups if (e := estimate(grouped[(r.name, m)].get(g, [])))]
+            macro.append(Pct(100 * sum(e.value for e in ests) / len(ests)) if ests else None)
+        macro += [None] * len(refs)
+        rows.append(macro)
+    notes = [INTERVAL_NOTE]
+    if refs:
+        notes.append("Published columns: the paper's figures (old 583-item split), not run here.")
+    return Table(f"scibench_by_{by}", f"scibench: accuracy by {by}", columns, rows, notes)
+
+
+def scicode_problem_table(runs: Sequence[Run]) -> Table:
+    """Steps passed of steps scored, per main problem and run (a mean over epochs)."""
+    per = {run.name: oc.scicode_per_problem(run) for run in runs}
+    problems = sorted({p for d in per.values() for p in d}, key=natural_key)
+    rows = []
+    for pid in problems:
+        row: list = [pid]
+        for run in runs:
+            got = per[run.name].get(pid)
+            row.append(None if got is None else f"{count(round(got[0], 6))}/{got[1]}")
+        rows.append(row)
+    return Table("scicode_problems", "scicode: steps passed per problem",
+                 ["problem", *[r.name for r in runs]], rows,
+                 ["Steps passed of steps scored; with several epochs, the mean over epochs."])
+
+
+def scicode_failure_table(runs: Sequence[Run]) -> Table:
+    """Failed steps by reason kind, per run (all epochs together)."""
+    per = {run.name: oc.scicode_failures(run) for run in runs}
+    extra = sorted({k for c in per.values() for k in c} - set(oc.FAILURE_KINDS))
+    kinds = [*oc.FAILURE_KINDS, *extra]
+    rows = [[run.name, run.model, sum(per[run.name].values()), *[per[run.name][k] for k in kinds]]
+            for run in runs]
+    return Table("scicode_failures", "scicode: failed steps by reason",
+                 ["run", "model", "failed steps", *kinds], rows,
+                 ["Counts over all epochs, from the scorer's reason_kind per failed step."])
+
+
+def default_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run]]:
+    """Every pair of runs of one benchmark that scored at least one sample in common."""
+    out = []
+    for a, b in combinations(runs, 2):
+        if a.benchmark == b.benchmark and {s.id for s in a.samples} & {s.id for s in b.samples}:
+            out.append((a, b))
+    return out
+
+
+def compare_runs(a: Run, b: Run) -> list[Comparison]:
+    metrics = [m for m in oc.metrics_of(a) if m in oc.metrics_of(b)]
+    out = []
+    for m in metrics:
+        result = paired(oc.outcomes_for(a, m), oc.outcomes_for(b, m))
+        if result is not None:
+            out.append(Comparison(a.benchmark, m, a, b, result))
+    return out
+
+
+def _differs(a: Run, b: Run) -> str:
+    """What separates two runs: the model and any protocol field, temperature or epochs."""
+    fields = [("model", a.model, b.model)]
+    fields += [(PROTOCOL_LABELS[k], a.protocol.get(k), b.protocol.get(k)) for k in PROTOCOL_KEYS]
+    fields += [("temperature", a.temperature, b.temperature), ("epochs", a.epochs, b.epochs)]
+    diffs = [f"{name}: {oc.describe(x)} -> {oc.describe(y)}" for name, x, y in fields if x != y]
+    return "; ".join(diffs) or "nothing (a repeat)"
+
+
+def comparison_tables(benchmark: str, comparisons: Sequence[Comparison]) -> list[Table]:
+    """The paired differences, and the units that flipped between the two runs."""
+    rows, flips = [], []
+    for c in comparisons:
+        r = c.result
+        label = oc.metric_label(c.metric)
+        rows.append([
+            label, c.a.name, c.b.name, _differs(c.a, c.b), r.n, Pct(100 * r.a), Pct(100 * r.b),
+            Pct(100 * r.diff, 100 * r.lo, 100 * r.hi, signed=True), r.lost, r.gained, r.p_value,
+        ])
+        flips.append([
+            label, c.a.name, c.b.name,
+            ", ".join(sorted(r.lost_units, key=natural_key)) or "-",
+            ", ".join(sorted(r.gained_units, key=natural_key)) or "-",
+        ])
+    unit = "problem" if benchmark == "scibench" else "main problem (main) or step (subproblems)"
+    return [
+        Table(f"{benchmark}_comparisons", f"{benchmark}: paired comparisons (B - A)",
+              ["metric", "A", "B", "A and B differ in", "pairs", "A %", "B %",
+               "B - A (points) [95% CI]", "passed only in A", "passed only in B", "McNemar p"],
+              rows,
+              [f"Paired by sample id and epoch; unit = {unit}. Interval: paired bootstrap over "
+               "problems; p: exact two-sided McNemar on the discordant pairs."]),
+        Table(f"{benchmark}_flips", f"{benchmark}: units that flipped",
+              ["metric", "A", "B", "passed only in A", "passed only in B"], flips,
+              ["With several epochs a unit is written id#epoch."]),
+    ]
+
+
+def build_sections(
+    runs: Sequence[Run], pairs: Sequence[tuple[Run, Run]] | None = None
+) -> list[Section]:
+    """All tables of the report, one section per benchmark that has runs."""
+    pairs = default_pairs(runs) if pairs is None else pairs
+    sections = []
+    for bench in sorted({r.benchmark for r in runs}, key=lambda b: (b not in BENCHMARKS, b)):
+        bruns = [r for r in runs if r.benchmark == bench]
+        tables = [results_table(bench, bruns)]
+        if pub := published_table(bench, bruns):
+            tables.append(pub)
+        if bench == "scibench":
+            tables += [scibench_group_table(bruns, "book"), scibench_group_table(bruns, "subject")]
+        elif bench == "scicode":
+            tables += [scicode_problem_table(bruns), scicode_failure_table(bruns)]
+        comparisons = [c for a, b in pairs if a.benchmark == bench for c in compare_runs(a, b)]
+        if comparisons:
+            tables += comparison_tables(bench, comparisons)
+        sections.append(Section(bench, bruns, tables, comparisons))
+    return sections

@@ -1,0 +1,38 @@
+"""``scievals report LOG_OR_DIR... [--out DIR] [--format md|csv|html] [--compare A B]``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def _cmd_report(ns: argparse.Namespace) -> int:
+    from scievals.report.write import write_report
+
+    written = write_report(ns.logs, ns.out, ns.format, ns.compare)
+    main = next((p for p in written if p.suffix == ".html"), None) or next(
+        (p for p in written if p.suffix == ".md"), None
+    )
+    print(f"wrote {len(written)} file(s) to {ns.out}", file=sys.stderr)
+    if main is not None:
+        print(main)
+    return 0
+
+
+def register(groups: dict) -> None:
+    """Add ``report`` to the root command."""
+    parser = groups["root"].add_parser(
+        "report",
+        help="tables, intervals, comparisons, plots and an HTML page from scievals logs",
+        description="Read Inspect logs of scievals tasks (files or directories) and write a "
+        "report: results per benchmark with their protocol and 95%% intervals, breakdowns, "
+        "paired comparisons and published reference rows where the protocol matches.",
+    )
+    parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
+    parser.add_argument("--out", default="./scievals-report", help="output folder")
+    parser.add_argument("--format", choices=("md", "csv", "html"), default="md",
+                        help="html also writes report.md and the PNGs it shows")
+    parser.add_argument("--compare", nargs=2, action="append", metavar=("A", "B"),
+                        help="compare run A with run B (r1, r2, ... or a log path); repeatable; "
+                        "default: every pair of runs of one benchmark sharing problems")
+    parser.set_defaults(func=_cmd_report)

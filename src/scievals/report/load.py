@@ -1,0 +1,145 @@
+"""Inspect logs of scievals tasks -> runs: which model, under which protocol, with which scores.
+
+Everything comes from Inspect's log API: the protocol dict the task wrote into
+``log.eval.metadata``, the model, temperature and epochs Inspect recorded, and the per-epoch sample
+scores (not the reduced ones, so that epochs can be told apart).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import (
+    EvalLog,
+    effective_generate_config,
+    list_eval_logs,
+    read_eval_log,
+)
+from inspect_ai.scorer import Score
+
+from scievals.protocol import PROTOCOL_KEYS
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """One sample in one epoch, with its scores by scorer name."""
+
+    id: str
+    epoch: int
+    metadata: dict[str, Any]
+    scores: dict[str, Score]
+
+
+@dataclass
+class Run:
+    """One log of a scievals task; ``name`` (r1, r2, ...) is given once all runs are known."""
+
+    path: str
+    task: str
+    model: str
+    protocol: dict[str, Any]
+    temperature: float | None
+    epochs: int
+    created: str
+    status: str
+    samples: list[SampleResult]
+    errors: int  # samples that ended in an error and carry no score
+    name: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def benchmark(self) -> str:
+        return str(self.protocol.get("benchmark") or "unknown")
+
+    def key(self) -> str:
+        """What makes two runs the same row: model, protocol, temperature and epochs."""
+        record = [self.benchmark, self.model, self.protocol, self.temperature, self.epochs]
+        return json.dumps(record, sort_keys=True, default=str)
+
+
+def natural_key(text: str) -> tuple[Any, ...]:
+    """Sort "2" before "10" and "atkins-3" before "atkins-12"."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
+def _log_paths(paths: Iterable[str | Path]) -> list[str]:
+    found: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            found += [info.name for info in list_eval_logs(str(path), recursive=True)]
+        elif path.exists():
+            found.append(str(path))
+        else:
+            raise FileNotFoundError(f"no such log file or directory: {p}")
+    return sorted(set(found))
+
+
+def _temperature(log: EvalLog) -> float | None:
+    """The eval-level setting wins over the model's own config, as in Inspect's generate."""
+    if log.plan.config.temperature is not None:
+        return log.plan.config.temperature
+    return effective_generate_config(log).temperature
+
+
+def run_from_log(log: EvalLog) -> Run:
+    """A Run from a log read with its samples; raises ValueError if the log has no protocol."""
+    protocol = (log.eval.metadata or {}).get("protocol")
+    if not isinstance(protocol, dict):
+        raise ValueError(f"{log.location}: no protocol in the log metadata (not a scievals task)")
+    samples = [
+        SampleResult(str(s.id), s.epoch, dict(s.metadata or {}), dict(s.scores))
+        for s in log.samples or []
+        if s.scores
+    ]
+    errors = sum(1 for s in log.samples or [] if not s.scores)
+    return Run(
+        path=str(log.location),
+        task=log.eval.task,
+        model=log.eval.model,
+        protocol={key: protocol.get(key) for key in PROTOCOL_KEYS},
+        temperature=_temperature(log),
+        epochs=log.eval.config.epochs or 1,
+        created=log.eval.created,
+        status=log.status,
+        samples=samples,
+        errors=errors,
+    )
+
+
+def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
+    """Read every scievals log under ``paths``; returns the runs and notes on what was left out.
+
+    Logs of other tasks are skipped. When several logs share model, protocol, temperature and
+    epochs (a retry, a rerun), the newest successful one is kept and the others are noted.
+    Runs are named r1, r2, ... in order of benchmark, model and creation time.
+    """
+    notes: list[str] = []
+    by_key: dict[str, list[Run]] = {}
+    for path in _log_paths(paths):
+        header = read_eval_log(path, header_only=True)
+        if not isinstance((header.eval.metadata or {}).get("protocol"), dict):
+            notes.append(f"skipped {path}: not a scievals log (no protocol in its metadata)")
+            continue
+        run = run_from_log(read_eval_log(path))
+        by_key.setdefault(run.key(), []).append(run)
+    runs: list[Run] = []
+    for group in by_key.values():
+        group.sort(key=lambda r: (r.status == "success", r.created))
+        kept = group[-1]
+        for other in group[:-1]:
+            notes.append(f"superseded {other.path} by {kept.path} (same model and protocol)")
+        if kept.status != "success":
+            kept.notes.append(f"log status: {kept.status}")
+        if kept.errors:
+            kept.notes.append(f"{kept.errors} sample(s) ended in an error and are not counted")
+        runs.append(kept)
+    runs.sort(key=lambda r: (r.benchmark, r.model, r.created))
+    for i, run in enumerate(runs, 1):
+        run.name = f"r{i}"
+    return runs, notes

@@ -1,0 +1,152 @@
+"""Runs -> outcomes per unit, following the score contract of each benchmark's task.
+
+SciCode: one scorer whose value is ``{step_id: 1.0|0.0}``; a main problem is solved when every
+step passed; failures carry ``reason_kind`` in ``Score.metadata["steps"]``.
+SciBench: scorers ``faithful`` and/or ``robust`` with 1/0 (or C/I) per problem; sample metadata
+names the ``book`` and ``subject``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from inspect_ai.scorer import Score, value_to_float
+
+from scievals.report.load import Run, natural_key
+from scievals.report.stats import Outcome
+
+SCIBENCH_SCORERS = ("faithful", "robust")
+FAILURE_KINDS = ("syntax_error", "exception", "assertion", "timeout", "missing_function")
+
+_to_float = value_to_float()
+
+
+def _scicode_score(scores: dict[str, Score]) -> Score | None:
+    """The SciCode scorer's score: the first one whose value maps steps to results."""
+    return next((s for s in scores.values() if isinstance(s.value, dict)), None)
+
+
+def scicode_steps(run: Run) -> list[Outcome]:
+    """One outcome per scored step, clustered by main problem."""
+    out = []
+    for s in run.samples:
+        score = _scicode_score(s.scores)
+        if score is None:
+            continue
+        for step, value in score.value.items():  # type: ignore[union-attr]
+            out.append(Outcome(s.epoch, s.id, str(step), float(value)))
+    return out
+
+
+def scicode_problems(run: Run) -> list[Outcome]:
+    """One outcome per main problem: 1 when every step passed."""
+    out = []
+    for s in run.samples:
+        score = _scicode_score(s.scores)
+        if score is None or not score.value:
+            continue
+        solved = all(float(v) >= 1.0 for v in score.value.values())  # type: ignore[union-attr]
+        out.append(Outcome(s.epoch, s.id, s.id, 1.0 if solved else 0.0))
+    return out
+
+
+def scicode_per_problem(run: Run) -> dict[str, tuple[float, int]]:
+    """Problem id -> (steps passed, averaged over epochs; steps scored)."""
+    passed: dict[str, float] = defaultdict(float)
+    steps: dict[str, int] = {}
+    epochs: dict[str, int] = defaultdict(int)
+    for o in scicode_steps(run):
+        passed[o.cluster] += o.value
+    for s in run.samples:
+        score = _scicode_score(s.scores)
+        if score is not None:
+            steps[s.id] = len(score.value)  # type: ignore[arg-type]
+            epochs[s.id] += 1
+    return {pid: (passed[pid] / epochs[pid], steps[pid]) for pid in steps}
+
+
+def scicode_step_grid(run: Run) -> dict[str, dict[str, float]]:
+    """Problem id -> step id -> pass rate over epochs, for the heat map."""
+    total: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    count: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for o in scicode_steps(run):
+        total[o.cluster][o.unit] += o.value
+        count[o.cluster][o.unit] += 1
+    return {
+        pid: {step: total[pid][step] / count[pid][step] for step in steps}
+        for pid, steps in count.items()
+    }
+
+
+def scicode_failures(run: Run) -> Counter[str]:
+    """Failed steps by ``reason_kind``, summed over epochs ("unknown" when the scorer gave none)."""
+    kinds: Counter[str] = Counter()
+    for s in run.samples:
+        score = _scicode_score(s.scores)
+        if score is None:
+            continue
+        for step in (score.metadata or {}).get("steps", []):
+            if not step.get("passed", False):
+                kinds[str(step.get("reason_kind") or "unknown")] += 1
+    return kinds
+
+
+def scibench_scorers(run: Run) -> list[str]:
+    """Scorer names in the run, faithful and robust first."""
+    names = {name for s in run.samples for name in s.scores}
+    known = [n for n in SCIBENCH_SCORERS if n in names]
+    return known + sorted(names - set(known))
+
+
+def scibench_outcomes(run: Run, scorer: str, by: str | None = None) -> dict[str, list[Outcome]]:
+    """One scorer's outcomes by a sample metadata field (all under "" if ``by`` is None)."""
+    groups: dict[str, list[Outcome]] = defaultdict(list)
+    for s in run.samples:
+        score = s.scores.get(scorer)
+        if score is None:
+            continue
+        group = "" if by is None else str(s.metadata.get(by, "unknown"))
+        groups[group].append(Outcome(s.epoch, s.id, s.id, _to_float(score.value)))
+    return dict(sorted(groups.items(), key=lambda kv: natural_key(kv[0])))
+
+
+def scibench_unextracted(run: Run, scorer: str) -> int:
+    """Scored samples (all epochs) where the scorer found no answer to compare."""
+    return sum(
+        1
+        for s in run.samples
+        if scorer in s.scores and (s.scores[scorer].metadata or {}).get("extracted") is False
+    )
+
+
+def outcomes_for(run: Run, metric: str) -> list[Outcome]:
+    """Outcomes behind one headline metric: scicode "main" or "sub", or a SciBench scorer name."""
+    if run.benchmark == "scicode":
+        return scicode_problems(run) if metric == "main" else scicode_steps(run)
+    return scibench_outcomes(run, metric).get("", [])
+
+
+def metrics_of(run: Run) -> list[str]:
+    """Headline metrics of a run, in display order."""
+    return ["main", "sub"] if run.benchmark == "scicode" else scibench_scorers(run)
+
+
+METRIC_LABELS: dict[str, str] = {"main": "main problems", "sub": "subproblems (steps)"}
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, f"{metric} accuracy")
+
+
+def describe(value: Any) -> str:
+    """A protocol value as a table cell."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) or "-"
+    return str(value)

@@ -1,0 +1,80 @@
+"""Write a report in one of three forms: Markdown (with PNGs), CSV tables, or an HTML page
+(which also writes the Markdown and the PNGs it links)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from scievals.report import html, plots
+from scievals.report.build import Section, build_sections
+from scievals.report.load import Run, load_runs
+from scievals.report.tables import to_csv, to_markdown
+
+Format = Literal["md", "csv", "html"]
+
+
+def resolve_pairs(runs: Sequence[Run], specs: Sequence[Sequence[str]]) -> list[tuple[Run, Run]]:
+    """Pairs named by run name (r1) or log path; raises ValueError on names that match no run."""
+
+    def find(name: str) -> Run:
+        for run in runs:
+            if name in (run.name, run.path) or Path(run.path).name == name:
+                return run
+        known = ", ".join(f"{r.name}={Path(r.path).name}" for r in runs)
+        raise ValueError(f"--compare: no run {name!r} (runs: {known})")
+
+    out = []
+    for a, b in specs:
+        ra, rb = find(a), find(b)
+        if ra.benchmark != rb.benchmark:
+            raise ValueError(f"--compare {a} {b}: runs of different benchmarks")
+        out.append((ra, rb))
+    return out
+
+
+def markdown(sections: Sequence[Section], runs: Sequence[Run], notes: Sequence[str]) -> str:
+    parts = ["# scievals report", ""]
+    for section in sections:
+        parts += [f"## {section.benchmark}", ""]
+        parts += [to_markdown(t) for t in section.tables]
+        parts += [f"![{caption}]({name})\n" for name, caption in section.figures]
+    parts += ["## Logs read", ""] + [f"- {r.name}: `{r.path}`" for r in runs] + [""]
+    parts += [f"_{n}_  " for n in notes]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def write_report(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    fmt: Format = "md",
+    compare: Sequence[Sequence[str]] | None = None,
+) -> list[Path]:
+    """Read the logs under ``paths``, write the report into ``out``; returns the files written."""
+    runs, notes = load_runs(paths)
+    if not runs:
+        raise ValueError("no scievals logs found in " + ", ".join(str(p) for p in paths))
+    sections = build_sections(runs, resolve_pairs(runs, compare) if compare else None)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    if fmt == "csv":
+        for section in sections:
+            for table in section.tables:
+                path = out / f"{table.key}.csv"
+                path.write_text(to_csv(table), encoding="utf-8")
+                written.append(path)
+        return written
+    for section in sections:
+        plots.draw(section, out)
+        written += [out / name for name, _ in section.figures]
+    md = out / "report.md"
+    md.write_text(markdown(sections, runs, notes), encoding="utf-8")
+    written.append(md)
+    if fmt == "html":
+        page = out / "report.html"
+        page.write_text(html.render(sections, [f"{r.name}: {r.path}" for r in runs], notes),
+                        encoding="utf-8")
+        written.append(page)
+    return written
