@@ -78,6 +78,10 @@ def _cmd_serve(ns: argparse.Namespace) -> int:
         f"evaluate it with: LOCAL_API_KEY=none scievals eval scicode "
         f"--model openai-api/local/{name} --model-base-url {url}"
     )
+    say(
+        "(this server applies repeat_penalty 1.1 unless a request says otherwise; for the "
+        """same decoding as scievals/local add --extra-body '{"repeat_penalty": 1.0}')"""
+    )
     uvicorn.run(app, host=ns.host, port=ns.port, log_level="warning")
     return 0
 

@@ -8,7 +8,9 @@ Model args (``-M key=value``): ``n_threads`` (default: the CPUs this process may
 shared machine 1 can be faster), ``n_ctx`` (context tokens, default 16384: SciCode prompts reach
 8k and the models support 32k), ``n_batch`` (prompt batch, default 512) and ``max_tokens`` (the
 default when the generate config sets none, 2048). The chat template is the GGUF's own.
-Sampling is greedy unless the config sets a temperature, so a run can be repeated exactly.
+Sampling is greedy unless the config sets a temperature, so a run can be repeated exactly, and
+has no repeat penalty (llama-cpp-python's server applies 1.1 unless the request says otherwise;
+``--extra-body '{"repeat_penalty": 1.0}'`` makes a served run decode exactly like this one).
 
 A llama.cpp context is not thread-safe and holds the whole model in memory, so each process
 loads one ``Llama`` per model file and serves requests one at a time in a worker thread (the
@@ -155,6 +157,9 @@ class LocalModel(ModelAPI):
             "frequency_penalty": config.frequency_penalty,
         }
         request.update({k: v for k, v in optional.items() if v is not None})
+        # llama.cpp's own sampling options (repeat_penalty, min_p, ...) ride in extra_body, as
+        # they do over the OpenAI-compatible API.
+        request.update(config.extra_body or {})
         return request
 
     def _complete(self, request: dict[str, Any]) -> dict[str, Any]:
