@@ -304,13 +304,18 @@ def _strip_wrappers(text: str) -> str:
     text = re.sub(r"\\(?:left|right|displaystyle|!|;|:|quad|qquad)", " ", text)
     text = re.sub(r"\\[dt]frac", r"\\frac", text)
     # \text{...}, \mathrm{...} etc.: a word (a unit) is dropped, anything else is unwrapped.
-    pattern = re.compile(r"\\(?:text|mathrm|textrm|mbox|operatorname|mathit|rm)\s*\{([^{}]*)\}")
+    # \text{..}, \mathrm{..} etc.: a word (a unit, with its power) is dropped, a number unwrapped.
+    pattern = re.compile(
+        r"\\(?:text|mathrm|textrm|mbox|operatorname|mathit|rm)\s*\{([^{}]*)\}"
+        r"(\s*\^\s*(?:\{[^{}]*\}|-?\d+))?"
+    )
     while (match := pattern.search(text)) is not None:
         inner = match.group(1)
+        is_number = _NUMBER_RE.fullmatch(inner.strip()) is not None
         keep = (
-            ""
-            if re.search(r"[A-Za-z]{1,}|°|%", inner) and not _NUMBER_RE.fullmatch(inner.strip())
-            else inner
+            inner + (match.group(2) or "")
+            if is_number or not re.search(r"[A-Za-z°%]", inner)
+            else ""
         )
         text = text[: match.start()] + keep + text[match.end() :]
     text = text.replace("$", " ").replace("\\,", "").replace("~", " ")
@@ -380,6 +385,7 @@ def _latex_to_python(text: str) -> str:
         if num is None or den is None:
             break
         text = text[: match.start()] + f"(({num[0]})/({den[0]}))" + text[den[1] :]
+    text = re.sub(r"\\sqrt\s*(\d+(?:\.\d+)?|[a-z]+)", r"sqrt(\1)", text)
     sqrt = re.compile(r"\\sqrt\s*")
     while (match := sqrt.search(text)) is not None:
         arg = _balanced(text, match.end())
