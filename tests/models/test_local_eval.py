@@ -7,6 +7,7 @@ developer machine without the runtime they are skipped with the reason.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.log import EvalLog
+from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import includes
 from inspect_ai.solver import generate
 
@@ -74,7 +76,7 @@ def completions(log: EvalLog) -> list[str]:
     texts = []
     for sample in sorted(log.samples, key=lambda s: str(s.id)):
         assert sample.output.completion.strip(), f"empty completion for sample {sample.id}"
-        assert sample.output.usage is not None and sample.output.usage.output_tokens > 0
+        assert sample.output.usage is not None and 0 < sample.output.usage.output_tokens <= 32
         assert sample.scores is not None and sample.scores["includes"].value in ("C", "I")
         texts.append(sample.output.completion)
     assert log.results is not None and log.results.scores[0].metrics["accuracy"] is not None
@@ -152,3 +154,9 @@ def test_served_eval_matches_in_process(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_prompt_longer_than_the_context_is_model_length() -> None:
+    model = get_model(f"scievals/local/{MODEL}", n_threads=1, n_ctx=512)
+    output = asyncio.run(model.generate("word " * 1000, config=GenerateConfig(max_tokens=8)))
+    assert (output.stop_reason, output.completion) == ("model_length", "")

@@ -19,6 +19,7 @@ event loop stays free for sandboxes and scoring while the model computes).
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 import time
@@ -79,6 +80,15 @@ class _Loaded:
 
 _loaded: dict[Path, _Loaded] = {}
 _loaded_guard = threading.Lock()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free models before interpreter teardown; llama_cpp's own finaliser fails that late."""
+    for slot in _loaded.values():
+        if slot.llama is not None:
+            slot.llama.close()
+            slot.llama = None
 
 
 def _slot(path: Path) -> _Loaded:
