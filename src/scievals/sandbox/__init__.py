@@ -1,0 +1,79 @@
+"""Running model-written code: isolated, limited, fast, and unable to fake a pass.
+
+``describe()`` is what tasks write into their logs; ``session()`` gives a ready sandbox outside an
+Inspect eval (``scievals grade``). The provider itself is ``provider.ScievalsSandbox``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scievals.sandbox.provider import ScievalsSandbox
+
+_described: dict[str, Any] | None = None
+
+
+def describe() -> dict[str, Any]:
+    """The sandbox protocol for the log: isolation mode, runtime versions, limits (cached)."""
+    global _described
+    if _described is None:
+        from scievals.sandbox.engine import Limits, detect_mode
+        from scievals.sandbox.runtime import REPORTED, find_runtime, pins, pins_hash
+
+        mode, note = detect_mode()
+        built = find_runtime()
+        versions = built.versions if built else pins()
+        _described = {
+            "provider": "scievals",
+            "mode": mode,
+            "mode_note": note,
+            "isolation": _ISOLATION[mode],
+            "runtime": {k: versions.get(k) for k in REPORTED},
+            "runtime_all": versions,
+            "runtime_python": f"{sys.version_info.major}.{sys.version_info.minor}",
+            "runtime_hash": pins_hash(),
+            "runtime_built": built is not None,
+            "limits": Limits().describe(),
+            "concurrency": os.cpu_count(),
+            "blas_threads": 1,
+            "kernel": platform.release(),
+        }
+    return dict(_described)
+
+
+_ISOLATION = {
+    "unshare": "pid, mount, network, ipc and uts namespaces per execution; private root file "
+    "system (system and runtime read-only, private /tmp, sample dir writable); a dedicated "
+    "unprivileged uid per execution; rlimits; clean environment",
+    "userns": "user, pid, mount, network, ipc and uts namespaces per execution; private root file "
+    "system; capabilities dropped; rlimits (no per-uid process rlimit: the process count is "
+    "watched instead); clean environment",
+    "rlimits-only": "WEAKER: no namespaces (host file system and network visible); rlimits; a "
+    "dedicated uid when running as root; clean environment",
+}
+
+
+@asynccontextmanager
+async def session(**config: Any) -> AsyncIterator[ScievalsSandbox]:
+    """A ready sandbox outside an Inspect eval; its directory is removed on exit.
+
+    ``config`` takes the fields of ``ScievalsSandboxConfig`` (memory_gib, cpu_seconds, ...).
+    """
+    import anyio
+
+    from scievals.sandbox.engine import engine
+    from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
+
+    eng = await anyio.to_thread.run_sync(engine)
+    await anyio.to_thread.run_sync(eng.ensure_started)
+    box = ScievalsSandbox(ScievalsSandboxConfig(**config), eng)
+    try:
+        yield box
+    finally:
+        box.cleanup()
