@@ -14,7 +14,6 @@ from scievals.report.published import Reference, references_for
 from scievals.report.stats import Estimate, Paired, estimate, paired
 from scievals.report.tables import Pct, Table, count
 
-BENCHMARKS = ("scicode", "scibench")
 PROTOCOL_LABELS = {
     "benchmark": "benchmark", "data_version": "data version", "split": "split",
     "steps_counted": "steps counted", "background": "background", "prompt": "prompt / setting",
@@ -75,9 +74,9 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
         metrics += [m for m in oc.metrics_of(run) if m not in metrics]
     columns = ["run", "model", *_protocol_columns(), "problems"]
     for m in metrics:
-        columns += [f"{oc.metric_label(m)} %", "passed"]
+        columns += [f"{oc.metric_label(m)} %", f"{m} passed"]
         if benchmark == "scibench":
-            columns.append("no answer")
+            columns.append(f"{m} no answer")
     columns.append("errors")
     rows = []
     for run in runs:
@@ -260,7 +259,7 @@ def build_sections(
     """All tables of the report, one section per benchmark that has runs."""
     pairs = default_pairs(runs) if pairs is None else pairs
     sections = []
-    for bench in sorted({r.benchmark for r in runs}, key=lambda b: (b not in BENCHMARKS, b)):
+    for bench in dict.fromkeys(r.benchmark for r in runs):  # in run order: scicode first
         bruns = [r for r in runs if r.benchmark == bench]
         tables = [results_table(bench, bruns)]
         if pub := published_table(bench, bruns):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from inspect_ai.log import (
     EvalLog,
@@ -23,6 +24,8 @@ from inspect_ai.log import (
 from inspect_ai.scorer import Score
 
 from scievals.protocol import PROTOCOL_KEYS
+
+BENCHMARK_ORDER = ("scicode", "scibench")
 
 
 @dataclass(frozen=True)
@@ -72,12 +75,18 @@ def _log_paths(paths: Iterable[str | Path]) -> list[str]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found += [info.name for info in list_eval_logs(str(path), recursive=True)]
+            found += [_local(info.name) for info in list_eval_logs(str(path), recursive=True)]
         elif path.exists():
             found.append(str(path))
         else:
             raise FileNotFoundError(f"no such log file or directory: {p}")
     return sorted(set(found))
+
+
+def _local(uri: str) -> str:
+    """``file:///a/b.eval`` -> ``/a/b.eval``, so reports show plain paths; other URIs unchanged."""
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def _temperature(log: EvalLog) -> float | None:
@@ -112,12 +121,17 @@ def run_from_log(log: EvalLog) -> Run:
     )
 
 
+def _run_order(run: Run) -> tuple[Any, ...]:
+    rank = BENCHMARK_ORDER.index(run.benchmark) if run.benchmark in BENCHMARK_ORDER else 99
+    return (rank, run.benchmark, run.model, run.created, run.key())
+
+
 def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
     """Read every scievals log under ``paths``; returns the runs and notes on what was left out.
 
     Logs of other tasks are skipped. When several logs share model, protocol, temperature and
     epochs (a retry, a rerun), the newest successful one is kept and the others are noted.
-    Runs are named r1, r2, ... in order of benchmark, model and creation time.
+    Runs are named r1, r2, ... in order of benchmark (SciCode first), model and creation time.
     """
     notes: list[str] = []
     by_key: dict[str, list[Run]] = {}
@@ -139,7 +153,7 @@ def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
         if kept.errors:
             kept.notes.append(f"{kept.errors} sample(s) ended in an error and are not counted")
         runs.append(kept)
-    runs.sort(key=lambda r: (r.benchmark, r.model, r.created))
+    runs.sort(key=_run_order)
     for i, run in enumerate(runs, 1):
         run.name = f"r{i}"
     return runs, notes

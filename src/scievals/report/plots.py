@@ -89,9 +89,9 @@ def steps_heatmap(run: Run, out: Path) -> str:
     for i, pid in enumerate(problems):
         for j, step in enumerate(sorted(grid[pid], key=natural_key)):
             data[i, j] = grid[pid][step]
-    fig, ax = plt.subplots(figsize=(1.2 + 0.4 * width, 1.2 + 0.22 * len(problems)))
-    image = ax.imshow(data, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto",
-                      interpolation="nearest")
+    fig, ax = plt.subplots(figsize=(max(4.5, 1.5 + 0.4 * width), 1.5 + 0.22 * len(problems)))
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="#eeeeee")  # grey: no such step
+    image = ax.imshow(data, cmap=cmap, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     ax.set_yticks(np.arange(len(problems)), problems, fontsize="small")
     ax.set_xticks(np.arange(width), [str(k + 1) for k in range(width)])
     ax.set_xlabel("step")

@@ -1,0 +1,132 @@
+"""What a report writes: Markdown with PNGs, CSV tables, a self-contained HTML page; the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from scievals.report import cli, write_report
+from scievals.report.load import load_runs
+
+from .conftest import Logs
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+class _Links(HTMLParser):
+    """Every src/href on the page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.links += [v for k, v in attrs if k in ("src", "href") and v]
+
+
+@pytest.fixture(scope="module")
+def html_report(logs: Logs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("html")
+    write_report([logs.root], out, "html")
+    return out
+
+
+def test_html_page_links_only_files_that_exist(html_report: Path) -> None:
+    page = (html_report / "report.html").read_text(encoding="utf-8")
+    parser = _Links()
+    parser.feed(page)
+    expected = {"scicode_runs.png", "scicode_steps_r1.png", "scicode_steps_r2.png",
+                "scicode_steps_r3.png", "scibench_runs.png", "scibench_books_faithful.png",
+                "scibench_books_robust.png"}
+    assert set(parser.links) == expected
+    for link in parser.links:
+        assert (html_report / link).read_bytes().startswith(PNG_MAGIC)
+    assert "http" not in page  # nothing to fetch: opens from disk
+
+
+def test_html_escapes_what_comes_from_logs(html_report: Path) -> None:
+    page = (html_report / "report.html").read_text(encoding="utf-8")
+    assert "&lt;local &amp; unsafe&gt;" in page
+    assert "<local" not in page
+
+
+def test_html_holds_the_tables(html_report: Path) -> None:
+    page = (html_report / "report.html").read_text(encoding="utf-8")
+    for key in ("scicode_results", "scicode_published", "scicode_problems", "scicode_failures",
+                "scicode_comparisons", "scicode_flips", "scibench_results", "scibench_by_book",
+                "scibench_by_subject", "scibench_comparisons", "scibench_flips"):
+        assert f'id="{key}"' in page
+    assert '<td class="num">50.0 [15.0, 85.0]</td>' in page
+    assert page.index("<h2>scicode</h2>") < page.index("<h2>scibench</h2>")
+
+
+def test_markdown_links_its_pngs(html_report: Path) -> None:
+    md = (html_report / "report.md").read_text(encoding="utf-8")
+    assert "| r1 | mockllm/alpha | scicode |" in md
+    assert "![scicode: runs compared](scicode_runs.png)" in md
+    assert "\\<" not in md and "| 50.0 [15.0, 85.0] | 2/4 |" in md
+
+
+def test_csv_tables_keep_interval_bounds_apart(logs: Logs, tmp_path: Path) -> None:
+    written = write_report([logs.root], tmp_path, "csv")
+    assert {p.name for p in written} == {
+        "scicode_results.csv", "scicode_published.csv", "scicode_problems.csv",
+        "scicode_failures.csv", "scicode_comparisons.csv", "scicode_flips.csv",
+        "scibench_results.csv", "scibench_published.csv", "scibench_by_book.csv",
+        "scibench_by_subject.csv", "scibench_comparisons.csv", "scibench_flips.csv",
+    }
+    rows = list(csv.DictReader(io.StringIO((tmp_path / "scicode_results.csv").read_text())))
+    r1, r2 = rows[0], rows[1]
+    assert (r1["main problems %"], r1["main problems % lo"], r1["main problems % hi"]) == (
+        "50.0000", "15.0039", "84.9961")  # Wilson(2, 4)
+    assert (r2["main problems %"], r2["main problems % se"]) == ("37.5000", "12.5000")
+    assert r1["main problems % se"] == ""
+    comp = list(csv.DictReader(io.StringIO((tmp_path / "scibench_comparisons.csv").read_text())))
+    assert comp[0]["B - A (points) [95% CI]"] == "-16.6667"
+    assert float(comp[1]["McNemar p"]) == 0.625
+
+
+def test_repeated_log_is_superseded(logs: Logs, tmp_path: Path) -> None:
+    shutil.copy(logs.scibench_beta, tmp_path / "a.eval")
+    shutil.copy(logs.scibench_beta, tmp_path / "b.eval")
+    runs, notes = load_runs([tmp_path])
+    assert len(runs) == 1
+    assert len(notes) == 1 and notes[0].startswith("superseded ")
+
+
+def test_missing_path_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no such log"):
+        write_report([tmp_path / "nope"], tmp_path / "out")
+    with pytest.raises(ValueError, match="no scievals logs"):
+        write_report([tmp_path], tmp_path / "out")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scievals")
+    cli.register({"root": parser.add_subparsers(dest="command", required=True)})
+    return parser
+
+
+def test_cli_report_with_chosen_pair(logs: Logs, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "rep"
+    ns = _parser().parse_args(["report", str(logs.scicode_alpha), str(logs.scicode_beta),
+                               "--out", str(out), "--format", "md", "--compare", "r2", "r1"])
+    assert ns.func(ns) == 0
+    assert capsys.readouterr().out.strip() == str(out / "report.md")
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert "| main problems | r2 | r1 | model: mockllm/beta -> mockllm/alpha |" in md
+    assert "scibench" not in md
+
+
+def test_cli_rejects_unknown_run(logs: Logs, tmp_path: Path) -> None:
+    ns = _parser().parse_args(["report", str(logs.root), "--out", str(tmp_path),
+                               "--compare", "r1", "r9"])
+    with pytest.raises(ValueError, match="no run 'r9'"):
+        ns.func(ns)

@@ -1,0 +1,264 @@
+"""Every number of the report's tables, from real Inspect logs with scripted outcomes.
+
+Runs (see conftest): r1 scicode alpha, r2 scicode alpha with background and two epochs,
+r3 scicode beta, r4 scibench alpha, r5 scibench beta.
+"""
+
+from __future__ import annotations
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from scievals.report.build import Section, build_sections, default_pairs
+from scievals.report.load import Run, load_runs
+from scievals.report.published import REFERENCES, matches
+from scievals.report.stats import bootstrap_ratio
+from scievals.report.tables import Table, text
+
+from .conftest import Logs
+
+
+@pytest.fixture(scope="module")
+def loaded(logs: Logs) -> tuple[list[Run], list[str]]:
+    return load_runs([logs.root])
+
+
+@pytest.fixture(scope="module")
+def sections(loaded: tuple[list[Run], list[str]]) -> dict[str, Section]:
+    return {s.benchmark: s for s in build_sections(loaded[0])}
+
+
+def table(sections: dict[str, Section], key: str) -> Table:
+    return next(t for s in sections.values() for t in s.tables if t.key == key)
+
+
+def row(t: Table, first: str, second: str | None = None) -> dict[str, str]:
+    """The row whose first cell is ``first`` (and second ``second``), as column -> text."""
+    for r in t.rows:
+        if text(r[0]) == first and (second is None or text(r[1]) == second):
+            return dict(zip(t.columns, (text(c) for c in r), strict=True))
+    raise KeyError(first)
+
+
+def test_runs_are_read_from_the_log_api(logs: Logs, loaded: tuple[list[Run], list[str]]) -> None:
+    runs, notes = loaded
+    got = {r.name: (r.benchmark, r.model, r.epochs, r.temperature, r.path) for r in runs}
+    assert got == {
+        "r1": ("scicode", "mockllm/alpha", 1, 0.0, str(logs.scicode_alpha)),
+        "r2": ("scicode", "mockllm/alpha", 2, 0.0, str(logs.scicode_alpha_bg)),
+        "r3": ("scicode", "mockllm/beta", 1, 0.0, str(logs.scicode_beta)),
+        "r4": ("scibench", "mockllm/alpha", 1, 0.0, str(logs.scibench_alpha)),
+        "r5": ("scibench", "mockllm/beta", 1, 0.0, str(logs.scibench_beta)),
+    }
+    assert notes == [f"skipped {logs.other}: not a scievals log (no protocol in its metadata)"]
+    assert runs[1].protocol["background"] is True
+    assert len(runs[1].samples) == 8  # 4 problems x 2 epochs, unreduced
+
+
+def test_scicode_results(sections: dict[str, Section]) -> None:
+    t = table(sections, "scicode_results")
+    protocol = {
+        "benchmark": "scicode", "data version": "scicode-69a8cfc", "split": "test",
+        "steps counted": "288", "prompt / setting": "single_turn", "scorer": "sandboxed-records",
+        "timeout (s)": "1800", "runtime": "numpy 2.4.6, scipy 1.17.1", "temperature": "0.0",
+        "problems": "4", "errors": "0",
+    }
+    r1 = row(t, "r1")
+    assert r1 == r1 | protocol | {"background": "no", "sandbox": "local", "epochs": "1"}
+    # main: 2 of 4 solved (1, 10); Wilson(2, 4) = [15.0, 85.0]
+    assert (r1["main problems %"], r1["main passed"]) == ("50.0 [15.0, 85.0]", "2/4")
+    # steps: 4 of 8; clusters (sorted ids 1, 10, 2, 77) passed 2, 1, 1, 0 of 2, 1, 3, 2
+    lo, hi = bootstrap_ratio([2, 1, 1, 0], [2, 1, 3, 2])
+    assert r1["subproblems (steps) %"] == f"50.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert r1["sub passed"] == "4/8"
+
+    r2 = row(t, "r2")
+    assert r2 == r2 | protocol | {"background": "yes", "sandbox": "<local & unsafe>", "epochs": "2"}
+    # main per epoch 2/4, 1/4: mean 37.5, se 12.5, t(1) interval clipped to [0, 100]
+    assert (r2["main problems %"], r2["main passed"]) == ("37.5 ± 12.5 [0.0, 100.0]", "1.5/4")
+    # steps per epoch 4/8, 3/8: mean 43.75, se 6.25
+    assert (r2["subproblems (steps) %"], r2["sub passed"]) == ("43.8 ± 6.2 [0.0, 100.0]", "3.5/8")
+
+    r3 = row(t, "r3")
+    assert (r3["main problems %"], r3["main passed"]) == ("50.0 [15.0, 85.0]", "2/4")
+    lo, hi = bootstrap_ratio([1, 1, 3, 1], [2, 1, 3, 2])
+    assert r3["subproblems (steps) %"] == f"75.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert r3["sub passed"] == "6/8"
+
+
+def test_main_percentage_agrees_with_the_metric_in_the_log(logs: Logs) -> None:
+    for path in (logs.scicode_alpha, logs.scicode_beta):
+        metrics = read_eval_log(str(path), header_only=True).results.scores[0].metrics
+        assert metrics["percentage_main_problems_solved"].value == pytest.approx(50.0)
+
+
+def test_scicode_per_problem_and_failures(sections: dict[str, Section]) -> None:
+    t = table(sections, "scicode_problems")
+    assert [[text(c) for c in r] for r in t.rows] == [
+        ["1", "2/2", "1.5/2", "1/2"],
+        ["2", "1/3", "1/3", "3/3"],
+        ["10", "1/1", "1/1", "1/1"],
+        ["77", "0/2", "0/2", "1/2"],
+    ]
+    f = table(sections, "scicode_failures")
+    assert f.columns[2:] == ["failed steps", "syntax_error", "exception", "assertion", "timeout",
+                             "missing_function"]
+    assert [[text(c) for c in r[2:]] for r in f.rows] == [
+        ["4", "1", "0", "1", "1", "1"],
+        ["9", "2", "1", "2", "2", "2"],  # both epochs; epoch 2 adds an exception at 1.2
+        ["2", "0", "2", "0", "0", "0"],
+    ]
+
+
+def test_scicode_comparisons_and_flips(sections: dict[str, Section]) -> None:
+    t = table(sections, "scicode_comparisons")
+    by = {(text(r[0]), text(r[1]), text(r[2])): dict(zip(t.columns, map(text, r), strict=True))
+          for r in t.rows}
+    assert set(by) == {(m, a, b) for m in ("main problems", "subproblems (steps)")
+                       for a, b in (("r1", "r2"), ("r1", "r3"), ("r2", "r3"))}
+    m13 = by[("main problems", "r1", "r3")]
+    assert m13["A and B differ in"] == "model: mockllm/alpha -> mockllm/beta"
+    # A solved 1, 10; B solved 2, 10: one flip each way, McNemar p = 1
+    assert (m13["pairs"], m13["A %"], m13["B %"]) == ("4", "50.0", "50.0")
+    assert (m13["passed only in A"], m13["passed only in B"], m13["McNemar p"]) == ("1", "1", "1")
+    assert m13["B - A (points) [95% CI]"].startswith("+0.0 [")
+    s13 = by[("subproblems (steps)", "r1", "r3")]
+    # steps: lost 1.2; gained 2.2, 2.3, 77.1 -> p = 2 * (1 + 4) / 16
+    assert (s13["pairs"], s13["A %"], s13["B %"]) == ("8", "50.0", "75.0")
+    assert (s13["passed only in A"], s13["passed only in B"], s13["McNemar p"]) == ("1", "3",
+                                                                                   "0.625")
+    assert s13["B - A (points) [95% CI]"].startswith("+25.0 [")
+    # r2 has two epochs; only epoch 1 pairs with r1, and it is identical
+    m12 = by[("main problems", "r1", "r2")]
+    assert (m12["pairs"], m12["B - A (points) [95% CI]"], m12["McNemar p"]) == (
+        "4", "+0.0 [+0.0, +0.0]", "1")
+    assert m12["A and B differ in"] == (
+        "background: no -> yes; sandbox: local -> <local & unsafe>; epochs: 1 -> 2")
+
+    flips = table(sections, "scicode_flips")
+    got = {(text(r[0]), text(r[1]), text(r[2])): (text(r[3]), text(r[4])) for r in flips.rows}
+    assert got[("main problems", "r1", "r3")] == ("1", "2")
+    assert got[("subproblems (steps)", "r1", "r3")] == ("1.2", "2.2, 2.3, 77.1")
+    assert got[("subproblems (steps)", "r1", "r2")] == ("-", "-")
+
+
+def test_paired_interval_brackets_the_difference(sections: dict[str, Section]) -> None:
+    for c in sections["scicode"].comparisons + sections["scibench"].comparisons:
+        assert c.result.lo <= c.result.diff <= c.result.hi
+
+
+def test_scibench_results(sections: dict[str, Section]) -> None:
+    t = table(sections, "scibench_results")
+    r4, r5 = row(t, "r4"), row(t, "r5")
+    assert (r4["data version"], r4["split"], r4["prompt / setting"], r4["scorer"]) == (
+        "old", "textbook", "zero", "both")
+    assert (r4["background"], r4["timeout (s)"], r4["runtime"], r4["sandbox"]) == ("-",) * 4
+    # faithful 4/6: Wilson [30.0, 90.3]; robust 5/6: [43.6, 97.0]; fund-1 had no answer
+    assert (r4["faithful accuracy %"], r4["faithful passed"], r4["faithful no answer"]) == (
+        "66.7 [30.0, 90.3]", "4/6", "1")
+    assert (r4["robust accuracy %"], r4["robust passed"], r4["robust no answer"]) == (
+        "83.3 [43.6, 97.0]", "5/6", "1")
+    # beta's C/I values: 3/6, Wilson [18.8, 81.2]
+    assert (r5["faithful accuracy %"], r5["faithful passed"], r5["faithful no answer"]) == (
+        "50.0 [18.8, 81.2]", "3/6", "0")
+    assert r5["robust accuracy %"] == "50.0 [18.8, 81.2]"
+
+
+def test_scibench_books_and_subjects(sections: dict[str, Section]) -> None:
+    books = table(sections, "scibench_by_book")
+    assert books.columns[:6] == ["book", "problems", "r4 faithful %", "r4 robust %",
+                                 "r5 faithful %", "r5 robust %"]
+    got = {text(r[0]): [text(c) for c in r[1:6]] for r in books.rows}
+    assert got == {
+        "atkins": ["3", "66.7 [20.8, 93.9]", "100.0 [43.9, 100.0]", "33.3 [6.1, 79.2]",
+                   "33.3 [6.1, 79.2]"],
+        "fund": ["2", "50.0 [9.5, 90.5]", "50.0 [9.5, 90.5]", "100.0 [34.2, 100.0]",
+                 "100.0 [34.2, 100.0]"],
+        "stat": ["1", "100.0 [20.7, 100.0]", "100.0 [20.7, 100.0]", "0.0 [0.0, 79.3]",
+                 "0.0 [0.0, 79.3]"],
+        # mean of the book rates: (66.7 + 50 + 100) / 3, (100 + 50 + 100) / 3, ...
+        "macro average": ["-", "72.2", "83.3", "44.4", "44.4"],
+    }
+    # published GPT-4 zero-shot per book (paper Table 3), beside the matching runs
+    assert books.columns[6] == "published GPT-4 (zero, beside r4) %"
+    assert [text(r[6]) for r in books.rows] == ["45.8", "23.3", "49.3", "-"]
+
+    subjects = table(sections, "scibench_by_subject")
+    got = {text(r[0]): [text(c) for c in r[1:]] for r in subjects.rows}
+    assert got == {
+        "chemistry": ["3", "66.7 [20.8, 93.9]", "100.0 [43.9, 100.0]", "33.3 [6.1, 79.2]",
+                      "33.3 [6.1, 79.2]"],
+        "math": ["1", "100.0 [20.7, 100.0]", "100.0 [20.7, 100.0]", "0.0 [0.0, 79.3]",
+                 "0.0 [0.0, 79.3]"],
+        "physics": ["2", "50.0 [9.5, 90.5]", "50.0 [9.5, 90.5]", "100.0 [34.2, 100.0]",
+                    "100.0 [34.2, 100.0]"],
+    }
+
+
+def test_scibench_comparison(sections: dict[str, Section]) -> None:
+    t = table(sections, "scibench_comparisons")
+    faithful = row(t, "faithful accuracy", "r4")
+    # alpha passes atkins-1, atkins-2, fund-2, stat-1; beta atkins-1, fund-1, fund-2
+    assert (faithful["pairs"], faithful["A %"], faithful["B %"]) == ("6", "66.7", "50.0")
+    assert faithful["B - A (points) [95% CI]"].startswith("-16.7 [")
+    assert (faithful["passed only in A"], faithful["passed only in B"]) == ("2", "1")
+    assert faithful["McNemar p"] == "1"  # 2 * (1 + 3) / 8, capped
+    robust = row(t, "robust accuracy", "r4")
+    assert (robust["passed only in A"], robust["passed only in B"], robust["McNemar p"]) == (
+        "3", "1", "0.625")
+    flips = table(sections, "scibench_flips")
+    assert [[text(c) for c in r] for r in flips.rows] == [
+        ["faithful accuracy", "r4", "r5", "atkins-2, stat-1", "fund-1"],
+        ["robust accuracy", "r4", "r5", "atkins-2, atkins-3, stat-1", "fund-1"],
+    ]
+
+
+def test_published_rows_only_beside_matching_runs(sections: dict[str, Section]) -> None:
+    sc = table(sections, "scicode_published")
+    leaderboard = [r for r in sc.rows if r[0] == "SciCode leaderboard"]
+    paper = [r for r in sc.rows if r[0] == "SciCode paper, Table 3"]
+    assert len(leaderboard) == 19 and all(r[-1] == "r1, r3" for r in leaderboard)
+    assert len(paper) == 10 and all(r[-1] == "r2" for r in paper)
+    gpt4o = row(sc, "SciCode leaderboard", "GPT-4o")
+    assert (gpt4o["main problems %"], gpt4o["subproblems (steps) %"]) == ("1.5", "25.0")
+    sonnet = row(sc, "SciCode paper, Table 3", "Claude 3.5 Sonnet")
+    assert (sonnet["main problems %"], sonnet["subproblems (steps) %"]) == ("12.3", "35.4")
+    assert "r1 scored 8 of 288 steps: a partial run" in sc.notes
+    sb = table(sections, "scibench_published")
+    assert [text(r[2]) for r in sb.rows] == ["1.0", "2.4", "6.2", "14.9", "9.6", "33.8", "41.0"]
+    assert all(r[-1] == "r4, r5" for r in sb.rows)
+
+
+def _proto(**kw: object) -> dict[str, object]:
+    base = {"benchmark": "scicode", "split": "test", "steps_counted": 288,
+            "prompt": "single_turn", "background": False, "data_version": "scicode-69a8cfc"}
+    return base | kw
+
+
+@pytest.mark.parametrize(
+    ("protocol", "sources"),
+    [
+        (_proto(), {"SciCode leaderboard"}),
+        (_proto(background=True), {"SciCode paper, Table 3"}),
+        (_proto(steps_counted=291), set()),
+        (_proto(steps_counted="288"), {"SciCode leaderboard"}),
+        (_proto(prompt="chat"), set()),
+        (_proto(split="dev", steps_counted=50), set()),
+        (_proto(background=None), set()),
+        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
+          "prompt": "zeroCot", "scorer": "faithful"}, {"SciBench paper, Table 3"}),
+        ({"benchmark": "scibench", "data_version": "main", "split": "textbook",
+          "prompt": "zero", "scorer": "faithful"}, set()),
+        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
+          "prompt": "zero", "scorer": "robust"}, set()),
+        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
+          "prompt": "few", "scorer": "both"}, set()),
+    ],
+)
+def test_published_matching(protocol: dict[str, object], sources: set[str]) -> None:
+    assert {r.source for r in REFERENCES if matches(r, protocol)} == sources
+
+
+def test_default_pairs_stay_within_a_benchmark(loaded: tuple[list[Run], list[str]]) -> None:
+    pairs = [(a.name, b.name) for a, b in default_pairs(loaded[0])]
+    assert pairs == [("r1", "r2"), ("r1", "r3"), ("r2", "r3"), ("r4", "r5")]
