@@ -11,7 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from inspect_ai.model import ChatMessage, ChatMessageUser, Model, ModelOutput, get_model
+from inspect_ai.model import (
+    ChatMessage,
+    ChatMessageUser,
+    Model,
+    ModelOutput,
+    ModelUsage,
+    get_model,
+)
 
 DATA = Path(
     os.environ.get(
@@ -31,9 +38,14 @@ def last_user_text(messages: list[ChatMessage]) -> str:
 
 
 def scripted(reply: Callable[[list[ChatMessage]], str]) -> Model:
-    """An Inspect model whose reply is computed from the conversation (no network)."""
+    """An Inspect model whose reply is computed from the conversation (no network).
+
+    Usage is set so that mockllm does not count tokens (tiktoken would download its tables).
+    """
 
     def outputs(messages, tools, tool_choice, config) -> ModelOutput:
-        return ModelOutput.from_content(model="scripted", content=reply(messages))
+        output = ModelOutput.from_content(model="scripted", content=reply(messages))
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return output
 
     return get_model("mockllm/model", custom_outputs=outputs, memoize=False)

@@ -1,0 +1,104 @@
+"""The two SciBench scorers, ``faithful`` and ``robust``, reported side by side.
+
+Both read the gold from the sample metadata and the reply from the final output (or, in the tool
+settings, the program outputs the solver stored). Each Score carries the parsed answer and the
+rule that fired, so a log can be re-read, audited and re-scored later.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+
+from scievals.scibench.answers import (
+    Verdict,
+    faithful_score,
+    faithful_tool_score,
+    official_unit,
+    robust_score,
+    robust_tool_score,
+)
+from scievals.scibench.metrics import scibench_metrics
+
+TOOL_STORE_KEY = "scibench_tool"
+
+
+@cache
+def errata() -> dict[str, dict[str, dict[str, str]]]:
+    """The errata overlay (version -> sample id -> corrected answer_number and a note)."""
+    text = resources.files("scievals.scibench").joinpath("errata.json").read_text("utf-8")
+    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+
+
+def _score(verdict: Verdict, extra: dict[str, Any] | None = None) -> Score:
+    parsed = verdict.parsed
+    return Score(
+        value=1 if verdict.correct else 0,
+        answer=None if parsed is None else str(parsed),
+        explanation=verdict.rule,
+        metadata={"rule": verdict.rule, "extracted": verdict.extracted, **verdict.details}
+        | (extra or {}),
+    )
+
+
+def _tool_output(state: TaskState, mode: str) -> tuple[bool, str | None]:
+    """(is a tool setting, stdout or None) as stored by the tool solver."""
+    runs = state.store.get(TOOL_STORE_KEY)
+    if runs is None:
+        return False, None
+    return True, runs[mode]["stdout"]
+
+
+@scorer(metrics=scibench_metrics(), name="faithful")
+def faithful() -> Scorer:
+    """The official extraction and comparison, quirks included (spec section 3)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta = state.metadata
+        unit = official_unit(meta["unit"])
+        is_tool, stdout = _tool_output(state, "faithful")
+        if is_tool:
+            verdict = faithful_tool_score(stdout, meta["answer_number"], unit)
+        else:
+            verdict = faithful_score(state.output.completion, meta["answer_number"], unit)
+        return _score(verdict)
+
+    return score
+
+
+@scorer(metrics=scibench_metrics(), name="robust")
+def robust(use_errata: bool = False, abs_tol: float = 0.0) -> Scorer:
+    """Careful parsing and scale-aware comparison (spec section 7), with the optional errata."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        meta = state.metadata
+        unit = official_unit(meta["unit"])
+        gold = meta["answer_number"]
+        extra: dict[str, Any] = {}
+        fix = errata().get(meta.get("version", ""), {}).get(str(state.sample_id))
+        if use_errata and fix is not None:
+            gold = fix["answer_number"]
+            extra = {"errata": fix["note"], "published_gold": meta["answer_number"]}
+        is_tool, stdout = _tool_output(state, "robust")
+        if is_tool:
+            verdict = robust_tool_score(stdout, gold, unit, abs_tol)
+        else:
+            verdict = robust_score(state.output.completion, gold, unit, abs_tol)
+        return _score(verdict, extra)
+
+    return score
+
+
+def scorers(kind: str, use_errata: bool = False, abs_tol: float = 0.0) -> list[Scorer]:
+    """The scorers of ``scorer=faithful|robust|both``."""
+    chosen = {"faithful": [faithful()], "robust": [robust(use_errata, abs_tol)]}
+    if kind == "both":
+        return chosen["faithful"] + chosen["robust"]
+    if kind not in chosen:
+        raise ValueError(f"scorer must be faithful, robust or both, not {kind!r}")
+    return chosen[kind]
