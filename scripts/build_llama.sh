@@ -5,14 +5,22 @@
 # Why these flags: a default build uses -march=native, which turns on ggml's AMX kernels; on these
 # machines the first decode then segfaults. GGML_NATIVE=OFF with AVX/AVX2/FMA/F16C/BMI2 runs on any
 # x86-64 CPU of the last decade. Why --no-cache-dir: pip's own wheel cache ignores CMAKE_ARGS and
-# would happily hand back a native (crashing) wheel.
+# would happily hand back a native (crashing) wheel. The wheel's cache folder is named after the
+# flags, so a change of flags builds a new one.
 # The built wheel is kept in the scievals cache, so later runs install it in seconds.
 #
 # Usage: scripts/build_llama.sh [PYTHON]   (default: .venv/bin/python of this repo)
 set -euo pipefail
 
 VERSION=0.3.36
-CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF"
+# The x86 extensions are switched on only where this CPU has them (AMX and AVX-512 never are).
+CMAKE_ARGS="-DGGML_NATIVE=OFF"
+if [[ "$(uname -m)" == x86_64 ]]; then
+    for ext in AVX AVX2 FMA F16C BMI2; do
+        if grep -qw "${ext,,}" /proc/cpuinfo; then CMAKE_ARGS+=" -DGGML_$ext=ON"; fi
+    done
+fi
+CMAKE_ARGS+=" -DLLAVA_BUILD=OFF"
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${1:-$REPO/.venv/bin/python}"
 CACHE="${SCIEVALS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/scievals}"
