@@ -73,3 +73,8 @@ def test_chunks_are_concatenated_and_checked(
     with pytest.raises(ArtifactError, match="cannot fetch model chunky: .*expected 0000"):
         files.fetch(bad, quiet=True)
     assert not (tmp_path / "cache" / "models" / "bad.gguf").exists()
+
+
+def test_missing_gguf_path_says_so(tmp_path: Path) -> None:
+    with pytest.raises(ArtifactError, match="no GGUF file at .*absent.gguf"):
+        files.resolve(str(tmp_path / "absent.gguf"))

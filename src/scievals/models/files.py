@@ -88,6 +88,8 @@ def resolve(spec: str | None) -> tuple[str, Path]:
     path = Path(spec).expanduser()
     if path.is_file():
         return path.stem, path.resolve()
+    if spec.endswith(".gguf") or os.sep in spec:
+        raise ArtifactError(f"no GGUF file at {path}")
     raise ArtifactError(
         f"unknown local model {spec!r}: use one of {', '.join(MODELS)} or a path to a GGUF file"
     )
