@@ -11,7 +11,7 @@ from inspect_ai.log import read_eval_log
 
 from scievals.report.build import Section, build_sections, default_pairs
 from scievals.report.load import Run, load_runs
-from scievals.report.published import REFERENCES, matches
+from scievals.report.published import REFERENCES, matches, references_for
 from scievals.report.stats import bootstrap_ratio
 from scievals.report.tables import Table, text
 
@@ -225,7 +225,8 @@ def test_published_rows_only_beside_matching_runs(sections: dict[str, Section]) 
     assert (sonnet["main problems %"], sonnet["subproblems (steps) %"]) == ("12.3", "35.4")
     assert "r1 scored 8 of 288 steps: a partial run" in sc.notes
     sb = table(sections, "scibench_published")
-    assert [text(r[2]) for r in sb.rows] == ["1.0", "2.4", "6.2", "14.9", "9.6", "33.8", "41.0"]
+    assert [text(r[3]) for r in sb.rows] == ["1.0", "2.4", "6.2", "14.9", "9.6", "33.8", "41.0"]
+    assert {r[2] for r in sb.rows} == {"zero"}
     assert all(r[-1] == "r4, r5" for r in sb.rows)
 
 
@@ -249,6 +250,15 @@ def _proto(**kw: object) -> dict[str, object]:
           "prompt": "zeroCot", "scorer": "faithful"}, {"SciBench paper, Table 3"}),
         ({"benchmark": "scibench", "data_version": "main", "split": "textbook",
           "prompt": "zero", "scorer": "faithful"}, set()),
+        ({"benchmark": "scibench", "data_version": "old (local /data/sb)", "split": "textbook",
+          "prompt": "few_cot (5 shots)", "scorer": "both + errata"}, {"SciBench paper, Table 3"}),
+        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
+          "prompt": "few_cot (3 shots)", "scorer": "both"}, set()),
+        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
+          "prompt": "python (4 examples, thermo 3)", "scorer": "faithful"},
+         {"SciBench paper, Table 3"}),
+        ({"benchmark": "scibench", "data_version": "oldest", "split": "textbook",
+          "prompt": "zero", "scorer": "faithful"}, set()),
         ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
           "prompt": "zero", "scorer": "robust"}, set()),
         ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
@@ -257,6 +267,17 @@ def _proto(**kw: object) -> dict[str, object]:
 )
 def test_published_matching(protocol: dict[str, object], sources: set[str]) -> None:
     assert {r.source for r in REFERENCES if matches(r, protocol)} == sources
+
+
+def test_published_setting_picks_its_column() -> None:
+    refs = references_for({"benchmark": "scibench", "data_version": "old", "split": "textbook",
+                           "prompt": "python (4 examples, thermo 3)", "scorer": "both"})
+    by_model = {r.model: r for r in refs}
+    assert len(refs) == 7
+    assert by_model["GPT-4"].metrics == {"faithful": 43.22}
+    gpt4_books = by_model["GPT-4"].books
+    assert (gpt4_books["atkins"], gpt4_books["calculus"]) == (57.01, 38.10)
+    assert by_model["GPT-4-Turbo"].books == {}
 
 
 def test_default_pairs_stay_within_a_benchmark(loaded: tuple[list[Run], list[str]]) -> None:

@@ -93,6 +93,9 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
     notes += [f"{run.name}: {note}" for run in runs for note in run.notes]
     if benchmark == "scicode":
         notes.append("One main problem of 65 is worth 1.5 points, one step of 288 0.35 points.")
+        if any(run.epochs > 1 for run in runs):
+            notes.append("With several epochs these are per-epoch rates averaged; the metric "
+                         "Inspect logs reduces steps over epochs first, so it can differ.")
     return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
 
 
@@ -118,11 +121,11 @@ def published_table(benchmark: str, runs: Sequence[Run]) -> Table | None:
     if not matched:
         return None
     metrics = ["main", "sub"] if benchmark == "scicode" else ["faithful"]
-    columns = ["source", "model", *[f"{oc.metric_label(m)} %" for m in metrics],
+    columns = ["source", "model", "setting", *[f"{oc.metric_label(m)} %" for m in metrics],
                "comparable with"]
     rows = [
-        [ref.source, ref.model, *[Pct(ref.metrics[m]) if m in ref.metrics else None
-                                  for m in metrics], ", ".join(names)]
+        [ref.source, ref.model, ref.setting,
+         *[Pct(ref.metrics[m]) if m in ref.metrics else None for m in metrics], ", ".join(names)]
         for ref, names in matched.values()
     ]
     notes = ["Published figures, not run here; shown only beside runs of the same protocol."]
@@ -147,7 +150,7 @@ def scibench_group_table(runs: Sequence[Run], by: str) -> Table:
             refs += [(ref, run.name) for ref in references_for(run.protocol) if ref.books
                      and all(ref is not r for r, _ in refs)]
     columns = [by, "problems", *[f"{r.name} {m} %" for r, m in pairs]]
-    columns += [f"published {ref.model} ({ref.requires['prompt']}, beside {name}) %"
+    columns += [f"published {ref.model} ({ref.setting}, beside {name}) %"
                 for ref, name in refs]
     rows: list[list] = []
     for g in groups:

@@ -97,12 +97,16 @@ def _temperature(log: EvalLog) -> float | None:
 
 
 def run_from_log(log: EvalLog) -> Run:
-    """A Run from a log read with its samples; raises ValueError if the log has no protocol."""
+    """A Run from a log read with its samples; raises ValueError if the log has no protocol.
+
+    Scorer names lose any package prefix ("scievals/faithful" -> "faithful").
+    """
     protocol = (log.eval.metadata or {}).get("protocol")
     if not isinstance(protocol, dict):
         raise ValueError(f"{log.location}: no protocol in the log metadata (not a scievals task)")
     samples = [
-        SampleResult(str(s.id), s.epoch, dict(s.metadata or {}), dict(s.scores))
+        SampleResult(str(s.id), s.epoch, dict(s.metadata or {}),
+                     {name.split("/")[-1]: score for name, score in s.scores.items()})
         for s in log.samples or []
         if s.scores
     ]
