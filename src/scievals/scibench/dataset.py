@@ -139,6 +139,7 @@ class Source:
             ) from exc
         book = name.removesuffix(".json")
         tests = [r for r in rows if r.get("source") == book and not (r.get("solution") or "")]
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(tests, ensure_ascii=False))
         return target
 

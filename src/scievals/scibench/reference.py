@@ -9,7 +9,10 @@ answer is given at full magnitude as "m \\times 10^{k}"; otherwise it is the sto
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
+from collections.abc import Sequence
 from functools import cache
 
 from scievals.scibench.answers import official_unit
@@ -82,18 +85,46 @@ def _index() -> tuple[tuple[str, tuple[Record, ...]], ...]:
     return tuple(sorted(((k, tuple(v)) for k, v in entries.items()), key=lambda kv: -len(kv[0])))
 
 
-def find(prompt_text: str) -> Record | None:
-    """The problem a prompt asks: the longest known problem text in it, with a matching unit."""
+def _image_digests(images: Sequence[str]) -> set[str]:
+    """sha256 of images given as data URIs (or raw base64)."""
+    digests = set()
+    for image in images:
+        data = image.split(",", 1)[1] if image.startswith("data:") else image
+        try:
+            digests.add(hashlib.sha256(base64.b64decode(data)).hexdigest())
+        except ValueError:
+            continue
+    return digests
+
+
+def find(prompt_text: str, images: Sequence[str] = ()) -> Record | None:
+    """The problem a prompt asks: the longest known problem text in it, with a matching unit.
+
+    Image problems can share a text (img/problem 61 and 62): the image then decides.
+    """
     for text, records in _index():
-        if text and text in prompt_text:
-            for record in records:
-                shown = official_unit(record.unit).shown
-                if record.pool in ("img", "img_sol") or f"is {shown}." in prompt_text:
+        if not text or text not in prompt_text:
+            continue
+        matches = [
+            r
+            for r in records
+            if r.pool in ("img", "img_sol") or f"is {official_unit(r.unit).shown}." in prompt_text
+        ]
+        digests = _image_digests(images)
+        if len(matches) > 1 and digests:
+            for record in matches:
+                image = record.image
+                if image is not None and hashlib.sha256(image.read_bytes()).hexdigest() in digests:
                     return record
+        if matches:
+            return matches[0]
     return None
 
 
-def answer(prompt_text: str) -> str | None:
-    """The reference reply to a SciBench prompt (the last user message); None if not one."""
-    record = find(prompt_text)
+def answer(prompt_text: str, images: Sequence[str] = ()) -> str | None:
+    """The reference reply to a SciBench prompt (its last user message text, and any images).
+
+    Returns None when the prompt is not a SciBench problem.
+    """
+    record = find(prompt_text, images)
     return None if record is None else reply_for(record)
