@@ -230,39 +230,44 @@ def test_published_rows_only_beside_matching_runs(sections: dict[str, Section]) 
     assert all(r[-1] == "r4, r5" for r in sb.rows)
 
 
-def _proto(**kw: object) -> dict[str, object]:
+def _scicode(**kw: object) -> dict[str, object]:
     base = {"benchmark": "scicode", "split": "test", "steps_counted": 288,
             "prompt": "single_turn", "background": False, "data_version": "scicode-69a8cfc"}
     return base | kw
 
 
+def _scibench(**kw: object) -> dict[str, object]:
+    base = {"benchmark": "scibench", "data_version": "old", "split": "textbook",
+            "steps_counted": 583, "prompt": "zero", "scorer": "faithful"}
+    return base | kw
+
+
+LEADERBOARD, SCICODE_PAPER, SCIBENCH_PAPER = (
+    {"SciCode leaderboard"}, {"SciCode paper, Table 3"}, {"SciBench paper, Table 3"})
+
+
 @pytest.mark.parametrize(
     ("protocol", "sources"),
     [
-        (_proto(), {"SciCode leaderboard"}),
-        (_proto(background=True), {"SciCode paper, Table 3"}),
-        (_proto(steps_counted=291), set()),
-        (_proto(steps_counted="288"), {"SciCode leaderboard"}),
-        (_proto(prompt="chat"), set()),
-        (_proto(split="dev", steps_counted=50), set()),
-        (_proto(background=None), set()),
-        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
-          "prompt": "zeroCot", "scorer": "faithful"}, {"SciBench paper, Table 3"}),
-        ({"benchmark": "scibench", "data_version": "main", "split": "textbook",
-          "prompt": "zero", "scorer": "faithful"}, set()),
-        ({"benchmark": "scibench", "data_version": "old (local /data/sb)", "split": "textbook",
-          "prompt": "few_cot (5 shots)", "scorer": "both + errata"}, {"SciBench paper, Table 3"}),
-        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
-          "prompt": "few_cot (3 shots)", "scorer": "both"}, set()),
-        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
-          "prompt": "python (4 examples, thermo 3)", "scorer": "faithful"},
-         {"SciBench paper, Table 3"}),
-        ({"benchmark": "scibench", "data_version": "oldest", "split": "textbook",
-          "prompt": "zero", "scorer": "faithful"}, set()),
-        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
-          "prompt": "zero", "scorer": "robust"}, set()),
-        ({"benchmark": "scibench", "data_version": "old", "split": "textbook",
-          "prompt": "few", "scorer": "both"}, set()),
+        (_scicode(), LEADERBOARD),
+        (_scicode(background=True), SCICODE_PAPER),
+        (_scicode(steps_counted=291), set()),
+        (_scicode(steps_counted="288"), LEADERBOARD),
+        (_scicode(prompt="chat"), set()),
+        (_scicode(split="dev", steps_counted=50), set()),
+        (_scicode(background=None), set()),
+        (_scibench(), SCIBENCH_PAPER),
+        (_scibench(prompt="zeroCot"), SCIBENCH_PAPER),
+        (_scibench(data_version="main"), set()),
+        (_scibench(data_version="oldest"), set()),
+        (_scibench(data_version="old (local /data/sb)", prompt="few_cot (5 shots)",
+                   scorer="both + errata"), SCIBENCH_PAPER),
+        (_scibench(prompt="few_cot (3 shots)"), set()),
+        (_scibench(prompt="python (4 examples, thermo 3)"), SCIBENCH_PAPER),
+        (_scibench(prompt="few"), set()),
+        (_scibench(steps_counted=182), set()),  # two books only
+        (_scibench(scorer="robust"), set()),
+        (_scibench(split="multimodal"), set()),
     ],
 )
 def test_published_matching(protocol: dict[str, object], sources: set[str]) -> None:
@@ -270,14 +275,19 @@ def test_published_matching(protocol: dict[str, object], sources: set[str]) -> N
 
 
 def test_published_setting_picks_its_column() -> None:
-    refs = references_for({"benchmark": "scibench", "data_version": "old", "split": "textbook",
-                           "prompt": "python (4 examples, thermo 3)", "scorer": "both"})
+    refs = references_for(_scibench(prompt="python (4 examples, thermo 3)", scorer="both"))
     by_model = {r.model: r for r in refs}
     assert len(refs) == 7
     assert by_model["GPT-4"].metrics == {"faithful": 43.22}
     gpt4_books = by_model["GPT-4"].books
     assert (gpt4_books["atkins"], gpt4_books["calculus"]) == (57.01, 38.10)
     assert by_model["GPT-4-Turbo"].books == {}
+
+
+def test_per_book_figures_hold_for_a_subset_of_books() -> None:
+    protocol = _scibench(steps_counted=182)
+    assert references_for(protocol) == []
+    assert {r.model for r in references_for(protocol, ("steps_counted",)) if r.books} == {"GPT-4"}
 
 
 def test_default_pairs_stay_within_a_benchmark(loaded: tuple[list[Run], list[str]]) -> None:

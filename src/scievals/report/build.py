@@ -147,8 +147,8 @@ def scibench_group_table(runs: Sequence[Run], by: str) -> Table:
     refs: list[tuple[Reference, str]] = []
     if by == "book":
         for run in runs:
-            refs += [(ref, run.name) for ref in references_for(run.protocol) if ref.books
-                     and all(ref is not r for r, _ in refs)]
+            refs += [(ref, run.name) for ref in references_for(run.protocol, ("steps_counted",))
+                     if ref.books and all(ref is not r for r, _ in refs)]
     columns = [by, "problems", *[f"{r.name} {m} %" for r, m in pairs]]
     columns += [f"published {ref.model} ({ref.setting}, beside {name}) %"
                 for ref, name in refs]
