@@ -1,0 +1,50 @@
+"""The report over a log of the real ``scievals/scibench`` task (the contract, end to end).
+
+Skipped when the SciBench data copy beside the repository is missing.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval
+from inspect_ai.model import ModelOutput, ModelUsage, get_model
+
+from scievals.report.build import build_sections
+from scievals.report.load import load_runs
+from scievals.report.tables import text
+
+BESIDE_REPO = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scibench"
+DATA = Path(os.environ.get("SCIEVALS_TEST_SCIBENCH", BESIDE_REPO)).resolve()
+
+
+def _reply(*_: object) -> ModelOutput:
+    out = ModelOutput.from_content("mockllm", "The answer is therefore \\boxed{1.0}.")
+    out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return out
+
+
+@pytest.mark.skipif(not (DATA / "old" / "dataset").is_dir(), reason=f"no SciBench data at {DATA}")
+def test_report_reads_a_real_scibench_log(tmp_path: Path) -> None:
+    task_module = pytest.importorskip("scievals.scibench.task")
+    task = task_module.scibench(version="old", books="atkins", setting="zero", data_dir=str(DATA))
+    [log] = eval(task, model=get_model("mockllm/constant", custom_outputs=_reply),
+                 display="none", log_dir=str(tmp_path))
+    assert log.status == "success"
+    [run], notes = load_runs([tmp_path])
+    assert notes == []
+    assert (run.benchmark, run.protocol["split"], run.protocol["prompt"]) == (
+        "scibench", "textbook", "zero")
+    [section] = build_sections([run])
+    tables = {t.key: t for t in section.tables}
+    books = tables["scibench_by_book"]
+    assert [text(c) for c in books.rows[0][:2]] == ["atkins", "107"]  # old branch: 107 problems
+    # one book is not the paper's 583-item split: per-book figures only, no overall row
+    assert "scibench_published" not in tables
+    assert books.columns[-1] == "published GPT-4 (zero, beside r1) %"
+    assert text(books.rows[0][-1]) == "45.8"
+    results = dict(zip(tables["scibench_results"].columns, tables["scibench_results"].rows[0],
+                       strict=True))
+    assert results["problems"] == 107 and results["faithful passed"].endswith("/107")
