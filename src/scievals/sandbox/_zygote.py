@@ -1,7 +1,7 @@
 """The warm zygote: a process of the pinned runtime that has imported the scientific stack once.
 
-It runs under the runtime's interpreter (``python -I -B _zygote.py CTL_FD``, config sent first) and imports
-nothing from scievals, only the standard library and the runtime's packages.
+It runs under the runtime's interpreter (``python -I -B _zygote.py CTL_FD``; the config is sent
+first) and imports nothing from scievals, only the standard library and the runtime's packages.
 
 For every execution the harness sends one socket over the control socket (SCM_RIGHTS). The zygote
 forks a *supervisor* for it and goes straight back to waiting, so executions run in parallel. The
@@ -17,6 +17,7 @@ cannot (wall clock, output size, memory and task count of the whole tree) and se
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import errno
 import json
@@ -171,10 +172,8 @@ def supervise(fd: int, config: dict) -> None:
         result = run(req, sock, config)
     except BaseException:  # noqa: BLE001 - anything here is our bug: report it
         result = {"error": traceback.format_exc()}
-    try:
+    with contextlib.suppress(OSError):
         send_msg(sock, result)
-    except OSError:
-        pass
     os._exit(0)
 
 
@@ -197,15 +196,13 @@ def usage(pids: list[int]) -> tuple[int, int]:
     """Proportional memory (bytes) and task count of a process tree."""
     pss = tasks = 0
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as fh:
-                for line in fh:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-                        break
+        with contextlib.suppress(OSError):  # zombies count as tasks (the kernel counts them too)
             tasks += len(os.listdir(f"/proc/{pid}/task"))
-        except OSError:
-            continue
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    pss += int(line.split()[1]) * 1024
+                    break
     return pss, tasks
 
 
@@ -218,8 +215,8 @@ def run(req: dict, sock: socket.socket, config: dict) -> dict:
     err_r, err_w = os.pipe()
     st_r, st_w = os.pipe()
     if config["mode"] in ("unshare", "userns"):
-        flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-        _check(libc.unshare(flags), "unshare")
+        # The mount namespace is init's alone (its pivot_root would also move our root).
+        _check(libc.unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
@@ -255,14 +252,14 @@ def run(req: dict, sock: socket.socket, config: dict) -> dict:
                 pss, tasks = usage(tree(pid))
                 if pss > lim["memory_bytes"]:
                     reason = f"memory limit ({lim['memory_bytes'] / 2**30:g} GiB)"
-                elif tasks > lim["processes"]:
+                elif tasks >= lim["processes"]:
                     reason = f"process limit ({lim['processes']} processes and threads)"
         elif now - killed_at > 5:
             break  # the tree is dead; a pipe left open by nothing we can wait for
         if reason and killed_at is None:
             os.kill(pid, signal.SIGKILL)
             killed_at = now
-        for f, ev in poller.poll(100):
+        for f, _ in poller.poll(100):
             if f == sock.fileno():
                 if killed_at is None:
                     reason = "cancelled"
@@ -349,6 +346,7 @@ def bind(src: str, dst: str, rw: bool = False, dev: bool = False) -> None:
 
 def build_root(req: dict, config: dict) -> None:
     """A new root: system and runtime read-only, private /tmp and /dev, the sample dir writable."""
+    _check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     new = config["root_mount"]
     mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
@@ -537,10 +535,8 @@ def run_python(argv: list[str]) -> int:
         if note:
             sys.stderr.write(f"{NOTE}{note}\n")
         code = 1
-    try:
+    with contextlib.suppress(BaseException):  # a fresh interpreter reports and carries on
         atexit._run_exitfuncs()
-    except BaseException:  # noqa: BLE001
-        pass
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -172,7 +172,7 @@ class UidPool:
         offset = random.randrange(1, UID_SLOTS)
         for i in range(UID_SLOTS):
             uid = self.base + 1 + (offset + i) % (UID_SLOTS - 1)
-            fh = open(self.dir / f"{uid}.lock", "w")
+            fh = open(self.dir / f"{uid}.lock", "w")  # noqa: SIM115 - held while in use
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as exc:

@@ -8,6 +8,7 @@ warm interpreter that has imported numpy, scipy, sympy and matplotlib once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import os
 import shutil
@@ -180,10 +181,8 @@ class ScievalsSandbox(SandboxEnvironment):
                 self.engine.run, req, channel, abandon_on_cancel=True
             )
         finally:
-            try:  # on cancellation this tells the supervisor to kill the tree
+            with contextlib.suppress(OSError):  # on cancellation: the supervisor kills the tree
                 channel.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     # -- files
 
@@ -203,10 +202,8 @@ class ScievalsSandbox(SandboxEnvironment):
         try:
             for part in parts[:-1]:
                 if create_dirs:
-                    try:
+                    with contextlib.suppress(FileExistsError):
                         os.mkdir(part, 0o2775, dir_fd=dir_fd)
-                    except FileExistsError:
-                        pass
                 try:
                     nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
                 except OSError as exc:
