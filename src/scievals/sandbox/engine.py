@@ -217,7 +217,8 @@ class Engine:
     def __init__(self, mode: str | None = None) -> None:
         self.runtime: Runtime = ensure_runtime()
         self.mode, self.mode_note = detect_mode(mode)
-        self.uids = UidPool() if os.geteuid() == 0 else None
+        # Own uids need real root; in a user namespace only our own uid is mapped.
+        self.uids = UidPool() if os.geteuid() == 0 and self.mode != "userns" else None
         self._lock = threading.Lock()
         self._zygote: subprocess.Popen[bytes] | None = None
         self._ctl: socket.socket | None = None
