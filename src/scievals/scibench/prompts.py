@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
+
 from scievals.scibench.answers import official_unit
 from scievals.scibench.dataset import Record
 
@@ -79,6 +81,16 @@ TOOL_LOADED = 5
 class Message:
     role: str  # "system" | "user" | "assistant"
     content: str
+
+
+def to_chat(messages: list[Message]) -> list[ChatMessage]:
+    """The same messages as Inspect chat messages."""
+    kinds = {
+        "system": ChatMessageSystem,
+        "user": ChatMessageUser,
+        "assistant": ChatMessageAssistant,
+    }
+    return [kinds[m.role](content=m.content) for m in messages]
 
 
 def unit_sentence(problem_text: str, unit: str) -> str:

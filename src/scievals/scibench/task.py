@@ -20,8 +20,6 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
     ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
     ChatMessageUser,
     Content,
     ContentImage,
@@ -53,21 +51,14 @@ def _books(books: str | list[str] | None) -> list[str]:
 
 def _chat(messages: list[prompts.Message], image: Record | None = None) -> list[ChatMessage]:
     """Inspect messages; an image problem gets its picture after the text of the last turn."""
-    chat: list[ChatMessage] = []
-    for i, m in enumerate(messages):
-        if m.role == "system":
-            chat.append(ChatMessageSystem(content=m.content))
-        elif m.role == "assistant":
-            chat.append(ChatMessageAssistant(content=m.content))
-        elif image is not None and image.image is not None and i == len(messages) - 1:
-            data = base64.b64encode(image.image.read_bytes()).decode("ascii")
-            content: list[Content] = [
-                ContentText(text=m.content),
-                ContentImage(image=f"data:image/png;base64,{data}"),
-            ]
-            chat.append(ChatMessageUser(content=content))
-        else:
-            chat.append(ChatMessageUser(content=m.content))
+    chat = prompts.to_chat(messages)
+    if image is not None and image.image is not None:
+        data = base64.b64encode(image.image.read_bytes()).decode("ascii")
+        content: list[Content] = [
+            ContentText(text=messages[-1].content),
+            ContentImage(image=f"data:image/png;base64,{data}"),
+        ]
+        chat[-1] = ChatMessageUser(content=content)
     return chat
 
 
