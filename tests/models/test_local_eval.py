@@ -25,6 +25,7 @@ from inspect_ai.scorer import includes
 from inspect_ai.solver import generate
 
 import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
+from scievals.models.files import MODELS, fetch
 
 try:
     import llama_cpp  # noqa: F401
@@ -160,3 +161,10 @@ def test_prompt_longer_than_the_context_is_model_length() -> None:
     model = get_model(f"scievals/local/{MODEL}", n_threads=1, n_ctx=512)
     output = asyncio.run(model.generate("word " * 1000, config=GenerateConfig(max_tokens=8)))
     assert (output.stop_reason, output.completion) == ("model_length", "")
+
+
+def test_any_gguf_path_works() -> None:
+    path = fetch(MODELS[MODEL], quiet=True)
+    model = get_model(f"scievals/local/{path}", n_threads=1, n_ctx=512)
+    output = asyncio.run(model.generate("Say hello.", config=GenerateConfig(max_tokens=8)))
+    assert output.completion.strip() and output.model == f"local/{path.stem}"
