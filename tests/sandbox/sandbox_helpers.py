@@ -7,7 +7,8 @@ import os
 import time
 from pathlib import Path
 
-from scievals.sandbox.engine import UID_SLOTS, engine
+from scievals.sandbox._zygote import tree
+from scievals.sandbox.engine import engine
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
 SECRET = "sk-scievals-test-secret-5f1c"
@@ -23,26 +24,17 @@ def make_box(**config) -> ScievalsSandbox:
 
 
 def sandbox_pids() -> list[int]:
-    """Processes still alive that belong to executions: sandbox uids, or zygote children."""
-    eng = engine()
-    zygote = eng.hello.get("pid")
-    base = eng.uids.base if eng.uids else None
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = (entry / "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        uid = int(fields["Uid"].split()[0])
-        ppid = int(fields["PPid"])
-        if fields.get("State", "").startswith("Z"):
-            continue
-        if (base is not None and base < uid <= base + UID_SLOTS) or ppid == zygote:
-            found.append(int(entry.name))
-    return found
+    """Live processes under this process's zygote (every execution's tree hangs there: orphans
+    are adopted by the execution's own init, not by the host's)."""
+    zygote = engine().hello.get("pid")
+    return [p for p in tree(zygote) if p != zygote and not _zombie(p)] if zygote else []
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def assert_no_leftovers() -> None:

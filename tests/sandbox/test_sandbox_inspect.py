@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import glob
+import os
 
 import pytest
 from inspect_ai import Task, eval
@@ -35,7 +36,7 @@ def same():
 
 @pytest.mark.slow
 def test_eval_with_scievals_sandbox(tmp_path):
-    before = set(glob.glob("/tmp/scievals-sample-*"))
+    before = set(glob.glob(f"/tmp/scievals-sample-{os.getpid()}-*"))
     samples = [
         Sample(
             input=f"import numpy as np\nprint(int(np.arange({n}).sum()))",
@@ -47,4 +48,4 @@ def test_eval_with_scievals_sandbox(tmp_path):
     [log] = eval(task, model="mockllm/model", log_dir=str(tmp_path), display="none")
     assert log.status == "success", log.error
     assert [s.scores["same"].value for s in log.samples] == [1, 1, 1, 1]
-    assert set(glob.glob("/tmp/scievals-sample-*")) == before
+    assert set(glob.glob(f"/tmp/scievals-sample-{os.getpid()}-*")) == before

@@ -83,7 +83,7 @@ class ScievalsSandbox(SandboxEnvironment):
         super().__init__()
         self.config = config or ScievalsSandboxConfig()
         self.engine = eng or engine()
-        self.directory = Path(tempfile.mkdtemp(prefix="scievals-sample-"))
+        self.directory = Path(tempfile.mkdtemp(prefix=f"scievals-sample-{os.getpid()}-"))
         if self.engine.uids is not None:  # children run as other uids sharing one group
             os.chown(self.directory, 0, self.engine.uids.gid)
             self.directory.chmod(0o2770)
