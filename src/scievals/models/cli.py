@@ -28,7 +28,7 @@ def register(groups: dict) -> None:
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--n-threads", type=int, default=None, help="default: all usable CPUs")
+    serve.add_argument("--n-threads", type=int, default=None, help="default: usable CPUs less one")
     serve.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help="context tokens")
     serve.set_defaults(func=_cmd_serve)
 

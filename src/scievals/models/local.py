@@ -4,10 +4,10 @@ Names: ``scievals/local`` is the default model (qwen2.5-coder-0.5b, or ``$SCIEVA
 ``scievals/local/<name>`` a catalogue model (see ``scievals models list``) and
 ``scievals/local/<path>.gguf`` any GGUF file (``local//abs/path.gguf`` for absolute paths).
 
-Model args (``-M key=value``): ``n_threads`` (default: the CPUs this process may use; on a
-shared machine 1 can be faster), ``n_ctx`` (context tokens, default 16384: SciCode prompts reach
-8k and the models support 32k), ``n_batch`` (prompt batch, default 512) and ``max_tokens`` (the
-default when the generate config sets none, 2048). The chat template is the GGUF's own.
+Model args (``-M key=value``): ``n_threads`` (default: one less than the usable CPUs),
+``n_ctx`` (context tokens, default 16384: SciCode prompts reach 8k and the models support 32k),
+``n_batch`` (prompt batch, default 512) and ``max_tokens`` (the default when the generate config
+sets none, 2048). The chat template is the GGUF's own.
 Sampling is greedy unless the config sets a temperature, so a run can be repeated exactly, and
 has no repeat penalty (llama-cpp-python's server applies 1.1 unless the request says otherwise;
 ``--extra-body '{"repeat_penalty": 1.0}'`` makes a served run decode exactly like this one).
@@ -55,8 +55,13 @@ _STOP_REASONS: dict[str | None, StopReason] = {"stop": "stop", "length": "max_to
 
 
 def default_threads() -> int:
-    """The CPUs this process may run on (affinity-aware, unlike os.cpu_count)."""
-    return len(os.sched_getaffinity(0))
+    """One less than the CPUs this process may use (affinity-aware), at least one.
+
+    llama.cpp's threads spin while they wait, so a thread that competes with the sandboxes
+    running the model's code (or another engineer's job) slows every token: with Qwen-0.5B on
+    2 busy cores, 1 thread decoded 28-32 tok/s and 2 threads 10-20 tok/s.
+    """
+    return max(1, len(os.sched_getaffinity(0)) - 1)
 
 
 def import_llama() -> type[Llama]:
