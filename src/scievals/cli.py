@@ -17,7 +17,7 @@ ROOM_COMMANDS = (
     "scievals.sandbox.cli",
     "scievals.models.cli",
     "scievals.report.cli",
-    "scievals.runner",
+    "scievals.quickstart",
 )
 
 # Options of `inspect eval` that `scievals eval` passes through unchanged.

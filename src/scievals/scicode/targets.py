@@ -1,0 +1,216 @@
+"""Test targets: the official ``test_data.h5`` layout, read and written, and where files live.
+
+Reading follows the official ``process_hdf5_to_tuple`` decoding exactly (spec §7), including its
+quirks (one member -> bare value, several -> tuple in name order, dict keys that parse as float
+become floats). The file is opened once per process and read one step at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import scipy.sparse
+import sympy
+
+from scievals.artifacts import ArtifactError, download, sha256_file
+from scievals.paths import cache_dir
+
+OFFICIAL_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
+OFFICIAL_SIZE = 1_049_345_865
+# The official file's public host (Google Drive file id from the SciCode README).
+OFFICIAL_URL = "https://drive.usercontent.google.com/download?id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW&export=download&confirm=t"
+ENV_H5 = "SCIEVALS_SCICODE_H5"
+_SPARSE = (
+    scipy.sparse.csr_matrix,
+    scipy.sparse.csc_matrix,
+    scipy.sparse.bsr_matrix,
+    scipy.sparse.coo_matrix,
+)
+
+
+# ---- reading (official decoding) -------------------------------------------------------------
+
+
+def _dataset_value(dataset: h5py.Dataset) -> Any:
+    value = dataset[()]
+    return value.decode("utf-8", errors="strict") if isinstance(value, bytes) else value
+
+
+def _sparse(group: h5py.Group) -> Any:
+    data = group["data"][()]
+    shape = tuple(group["shape"][()])
+    if "row" in group and "col" in group:
+        return scipy.sparse.coo_matrix((data, (group["row"][()], group["col"][()])), shape=shape)
+    if "blocksize" in group:
+        return scipy.sparse.bsr_matrix(
+            (data, group["indices"][()], group["indptr"][()]),
+            shape=shape,
+            blocksize=tuple(group["blocksize"][()]),
+        )
+    return scipy.sparse.csr_matrix((data, group["indices"][()], group["indptr"][()]), shape=shape)
+
+
+def _dict(group: h5py.Group) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for key, member in group.items():
+        if isinstance(member, h5py.Group):
+            out[key] = _sparse(member["sparse_matrix"])
+            continue
+        value = member[()]
+        if isinstance(value, bytes):
+            out[key] = value.decode("utf-8", errors="strict")
+            continue
+        try:
+            out[float(key)] = value
+        except ValueError:
+            out[key] = value
+    return out
+
+
+def _datagroup(group: h5py.Group) -> Any:
+    """Decided by the first member's name only, as the official reader does."""
+    for key in group:
+        if key == "list":
+            return [member[()] for member in group["list"].values()]
+        if key == "sparse_matrix":
+            return _sparse(group[key])
+        return _dict(group)
+    return _dict(group)
+
+
+def _member(obj: h5py.Dataset | h5py.Group) -> Any:
+    return _dataset_value(obj) if isinstance(obj, h5py.Dataset) else _datagroup(obj)
+
+
+def read_step_targets(h5: h5py.File, step_id: str, n_tests: int) -> list[Any]:
+    """The targets of one step's tests, decoded as the official harness decodes them."""
+    targets = []
+    for number in range(1, n_tests + 1):
+        path = f"{step_id}/test{number}"
+        if path not in h5 or not isinstance(h5[path], h5py.Group):
+            raise KeyError(f"{path} not found in the targets file")
+        members = list(h5[path].values())
+        if len(members) == 1:
+            targets.append(_member(members[0]))
+        else:
+            targets.append(tuple(_member(m) for m in members))
+    return targets
+
+
+class TargetFile:
+    """A targets file opened once (read-only) and shared by the scorer's steps."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise ArtifactError(f"targets file {self.path} does not exist")
+        self._lock = threading.Lock()
+        self._h5 = h5py.File(self.path, "r")
+
+    def step(self, step_id: str, n_tests: int) -> list[Any]:
+        with self._lock:
+            return read_step_targets(self._h5, step_id, n_tests)
+
+    def has_step(self, step_id: str) -> bool:
+        with self._lock:
+            return f"{step_id}/test1" in self._h5
+
+    def close(self) -> None:
+        self._h5.close()
+
+
+# ---- writing (the official writer's layout, without its NumPy 2 crash) -----------------------
+
+
+def write_value(group: h5py.Group, key: str, value: Any) -> None:
+    """Store one value the way the official ``save_data_to_hdf5`` does."""
+    if isinstance(value, dict):
+        _write_dict(group.create_group(key), value)
+    elif isinstance(value, list | tuple):
+        try:
+            group.create_dataset(key, data=np.array(value))
+        except Exception:
+            items = group.create_group(key).create_group("list")
+            for i, item in enumerate(value):
+                write_value(items, f"var{i + 1}", item)
+    elif isinstance(value, _SPARSE):
+        _write_sparse(group.create_group(key).create_group("sparse_matrix"), value)
+    elif isinstance(value, int | float | str | complex | bool | np.bool_ | np.int_ | np.ndarray):
+        group.create_dataset(key, data=value)
+    else:
+        group.create_dataset(key, data=str(value))
+
+
+def _write_sparse(group: h5py.Group, value: Any) -> None:
+    group.create_dataset("data", data=value.data)
+    group.create_dataset("shape", data=value.shape)
+    if isinstance(value, scipy.sparse.coo_matrix):
+        group.create_dataset("row", data=value.row)
+        group.create_dataset("col", data=value.col)
+    else:
+        group.create_dataset("indices", data=value.indices)
+        group.create_dataset("indptr", data=value.indptr)
+        if isinstance(value, scipy.sparse.bsr_matrix):
+            group.create_dataset("blocksize", data=value.blocksize)
+
+
+def _write_dict(group: h5py.Group, mapping: dict[Any, Any]) -> None:
+    for key, value in mapping.items():
+        if isinstance(key, sympy.Symbol | np.floating | float):
+            key = str(key)
+        if isinstance(value, dict):
+            _write_dict(group.create_group(key), value)
+        elif isinstance(value, list | tuple):
+            group.create_dataset(key, data=np.array(value))
+        elif isinstance(value, int | float | str | complex | bool | np.bool_ | np.ndarray):
+            group.create_dataset(key, data=value)
+        elif isinstance(value, _SPARSE):
+            _write_sparse(group.create_group(key).create_group("sparse_matrix"), value)
+        else:
+            group.create_dataset(key, data=str(value))
+
+
+def write_test_target(h5: h5py.File, step_id: str, number: int, target: Any) -> None:
+    """One test's group: a tuple becomes var1..varN, anything else var1 (None: a placeholder)."""
+    group = h5.create_group(f"{step_id}/test{number}")
+    items = target if isinstance(target, tuple) else (0 if target is None else target,)
+    for i, item in enumerate(items):
+        write_value(group, f"var{i + 1}", item)
+
+
+# ---- where the files are ---------------------------------------------------------------------
+
+
+def official_h5(explicit: str | os.PathLike | None = None) -> Path | None:
+    """The official targets file, if the user has one: ``--h5``, ``$SCIEVALS_SCICODE_H5``, cache."""
+    for candidate in (explicit, os.environ.get(ENV_H5), cache_dir("scicode") / "test_data.h5"):
+        if candidate and Path(candidate).exists():
+            return Path(candidate)
+    if explicit:
+        raise ArtifactError(f"--h5 {explicit}: no such file")
+    return None
+
+
+def fetch_official(timeout: float = 30.0) -> Path:
+    """Download the official file from its public host (resumable), verified by sha256."""
+    dest = cache_dir("scicode") / "test_data.h5"
+    try:
+        return download(OFFICIAL_URL, dest, OFFICIAL_SHA256, timeout=timeout)
+    except ArtifactError as exc:
+        raise ArtifactError(
+            f"{exc}. Download test_data.h5 elsewhere (SciCode README, Google Drive) and pass "
+            f"--h5 PATH or set {ENV_H5}"
+        ) from exc
+
+
+def describe_official(path: Path, verify: bool = False) -> str:
+    size = path.stat().st_size
+    note = f"{path} ({size:,} bytes"
+    if verify:
+        note += ", sha256 " + ("ok" if sha256_file(path) == OFFICIAL_SHA256 else "MISMATCH")
+    return note + ")"
