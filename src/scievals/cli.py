@@ -22,11 +22,28 @@ ROOM_COMMANDS = (
 
 # Options of `inspect eval` that `scievals eval` passes through unchanged.
 PASS_THROUGH = {
-    "--model": 1, "--limit": 1, "--epochs": 1, "--max-connections": 1, "--temperature": 1,
-    "--log-dir": 1, "--max-tokens": 1, "--seed": 1, "--sample-id": 1, "--max-samples": 1,
-    "--sandbox": 1, "--model-base-url": 1, "--max-retries": 1, "--timeout": 1,
-    "--display": 1, "--log-level": 1, "--max-sandboxes": 1, "-M": 1, "-T": 1,
-    "--no-log-samples": 0, "--fail-on-error": 1, "--retry-on-error": 1,
+    "--model": 1,
+    "--limit": 1,
+    "--epochs": 1,
+    "--max-connections": 1,
+    "--temperature": 1,
+    "--log-dir": 1,
+    "--max-tokens": 1,
+    "--seed": 1,
+    "--sample-id": 1,
+    "--max-samples": 1,
+    "--sandbox": 1,
+    "--model-base-url": 1,
+    "--max-retries": 1,
+    "--timeout": 1,
+    "--display": 1,
+    "--log-level": 1,
+    "--max-sandboxes": 1,
+    "-M": 1,
+    "-T": 1,
+    "--no-log-samples": 0,
+    "--fail-on-error": 1,
+    "--retry-on-error": 1,
 }
 
 
@@ -69,6 +86,9 @@ def _eval_args(task: str, rest: Sequence[str]) -> list[str]:
 def _cmd_eval(ns: argparse.Namespace) -> int:
     from inspect_ai._cli.main import main as inspect_main
 
+    from scievals.offline import seed_tiktoken
+
+    seed_tiktoken()
     argv = _eval_args(ns.task, ns.rest)
     print("running: inspect " + " ".join(argv), file=sys.stderr)
     sys.argv = ["inspect", *argv]
@@ -98,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     groups = {
         "root": sub,
-        "grade": sub.add_parser(
-            "grade", help="grade completions made elsewhere"
-        ).add_subparsers(dest="benchmark", required=True),
+        "grade": sub.add_parser("grade", help="grade completions made elsewhere").add_subparsers(
+            dest="benchmark", required=True
+        ),
         "analyze": sub.add_parser("analyze", help="analyses of finished runs").add_subparsers(
             dest="analysis", required=True
         ),

@@ -29,6 +29,7 @@ def run_main_job(
 ) -> list[Path]:
     from inspect_ai import eval as inspect_eval
 
+    from scievals.offline import seed_tiktoken
     from scievals.report import write_report
     from scievals.report.build import build_sections
     from scievals.report.load import load_runs
@@ -36,6 +37,7 @@ def run_main_job(
     from scievals.scibench.task import scibench
     from scievals.scicode.task import scicode
 
+    seed_tiktoken()
     started = time.monotonic()
     common = {"model": model, "log_dir": str(log_dir), "display": "plain", "max_connections": 1}
     if max_tokens:
@@ -60,7 +62,9 @@ def run_main_job(
         print(f"\n## {section.benchmark}\n")
         print(to_markdown(section.tables[0]))
     minutes = (time.monotonic() - started) / 60
-    print(f"\nDone in {minutes:.1f} min. Logs: {log_dir} (open them with: inspect view --log-dir {log_dir})")
+    print(
+        f"\nDone in {minutes:.1f} min. Logs: {log_dir} (open them with: inspect view --log-dir {log_dir})"
+    )
     print(f"Report: {out / 'report.html'}")
     return written
 
