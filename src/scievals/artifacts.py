@@ -71,8 +71,18 @@ def pip_wheel(requirement: str, sha256: str | None = None) -> Path:
     dest_dir = cache_dir("wheels", requirement.replace("==", "-"))
     found = sorted(dest_dir.glob("*.whl"))
     if not found:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               "--quiet", "--dest", str(dest_dir), requirement]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--quiet",
+            "--dest",
+            str(dest_dir),
+            requirement,
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         found = sorted(dest_dir.glob("*.whl"))
         if proc.returncode != 0 or not found:

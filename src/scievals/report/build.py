@@ -15,9 +15,16 @@ from scievals.report.stats import Estimate, Paired, estimate, paired
 from scievals.report.tables import Pct, Table, count
 
 PROTOCOL_LABELS = {
-    "benchmark": "benchmark", "data_version": "data version", "split": "split",
-    "steps_counted": "steps counted", "background": "background", "prompt": "prompt / setting",
-    "scorer": "scorer", "timeout": "timeout (s)", "runtime": "runtime", "sandbox": "sandbox",
+    "benchmark": "benchmark",
+    "data_version": "data version",
+    "split": "split",
+    "steps_counted": "steps counted",
+    "background": "background",
+    "prompt": "prompt / setting",
+    "scorer": "scorer",
+    "timeout": "timeout (s)",
+    "runtime": "runtime",
+    "sandbox": "sandbox",
 }
 INTERVAL_NOTE = (
     "95% intervals: one epoch -> Wilson over problems (bootstrap over problems for steps, which "
@@ -94,8 +101,10 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
     if benchmark == "scicode":
         notes.append("One main problem of 65 is worth 1.5 points, one step of 288 0.35 points.")
         if any(run.epochs > 1 for run in runs):
-            notes.append("With several epochs these are per-epoch rates averaged; the metric "
-                         "Inspect logs reduces steps over epochs first, so it can differ.")
+            notes.append(
+                "With several epochs these are per-epoch rates averaged; the metric "
+                "Inspect logs reduces steps over epochs first, so it can differ."
+            )
     return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
 
 
@@ -121,18 +130,37 @@ def published_table(benchmark: str, runs: Sequence[Run]) -> Table | None:
     if not matched:
         return None
     metrics = ["main", "sub"] if benchmark == "scicode" else ["faithful"]
-    columns = ["source", "model", "setting", *[f"{oc.metric_label(m)} %" for m in metrics],
-               "comparable with"]
+    columns = [
+        "source",
+        "model",
+        "setting",
+        *[f"{oc.metric_label(m)} %" for m in metrics],
+        "comparable with",
+    ]
     rows = [
-        [ref.source, ref.model, ref.setting,
-         *[Pct(ref.metrics[m]) if m in ref.metrics else None for m in metrics], ", ".join(names)]
+        [
+            ref.source,
+            ref.model,
+            ref.setting,
+            *[Pct(ref.metrics[m]) if m in ref.metrics else None for m in metrics],
+            ", ".join(names),
+        ]
         for ref, names in matched.values()
     ]
     notes = ["Published figures, not run here; shown only beside runs of the same protocol."]
-    notes += [c for run in runs if any(run.name in n for _, n in matched.values())
-              if (c := _coverage(run))]
-    return Table(f"{benchmark}_published", f"{benchmark}: published figures (reference)",
-                 columns, rows, notes)
+    notes += [
+        c
+        for run in runs
+        if any(run.name in n for _, n in matched.values())
+        if (c := _coverage(run))
+    ]
+    return Table(
+        f"{benchmark}_published",
+        f"{benchmark}: published figures (reference)",
+        columns,
+        rows,
+        notes,
+    )
 
 
 def _run_metric_columns(runs: Sequence[Run]) -> list[tuple[Run, str]]:
@@ -147,11 +175,13 @@ def scibench_group_table(runs: Sequence[Run], by: str) -> Table:
     refs: list[tuple[Reference, str]] = []
     if by == "book":
         for run in runs:
-            refs += [(ref, run.name) for ref in references_for(run.protocol, ("steps_counted",))
-                     if ref.books and all(ref is not r for r, _ in refs)]
+            refs += [
+                (ref, run.name)
+                for ref in references_for(run.protocol, ("steps_counted",))
+                if ref.books and all(ref is not r for r, _ in refs)
+            ]
     columns = [by, "problems", *[f"{r.name} {m} %" for r, m in pairs]]
-    columns += [f"published {ref.model} ({ref.setting}, beside {name}) %"
-                for ref, name in refs]
+    columns += [f"published {ref.model} ({ref.setting}, beside {name}) %" for ref, name in refs]
     rows: list[list] = []
     for g in groups:
         n = max((len({o.unit for o in d.get(g, [])}) for d in grouped.values()), default=0)
@@ -182,9 +212,13 @@ def scicode_problem_table(runs: Sequence[Run]) -> Table:
             got = per[run.name].get(pid)
             row.append(None if got is None else f"{count(round(got[0], 6))}/{got[1]}")
         rows.append(row)
-    return Table("scicode_problems", "scicode: steps passed per problem",
-                 ["problem", *[r.name for r in runs]], rows,
-                 ["Steps passed of steps scored; with several epochs, the mean over epochs."])
+    return Table(
+        "scicode_problems",
+        "scicode: steps passed per problem",
+        ["problem", *[r.name for r in runs]],
+        rows,
+        ["Steps passed of steps scored; with several epochs, the mean over epochs."],
+    )
 
 
 def scicode_failure_table(runs: Sequence[Run]) -> Table:
@@ -192,11 +226,17 @@ def scicode_failure_table(runs: Sequence[Run]) -> Table:
     per = {run.name: oc.scicode_failures(run) for run in runs}
     extra = sorted({k for c in per.values() for k in c} - set(oc.FAILURE_KINDS))
     kinds = [*oc.FAILURE_KINDS, *extra]
-    rows = [[run.name, run.model, sum(per[run.name].values()), *[per[run.name][k] for k in kinds]]
-            for run in runs]
-    return Table("scicode_failures", "scicode: failed steps by reason",
-                 ["run", "model", "failed steps", *kinds], rows,
-                 ["Counts over all epochs, from the scorer's reason_kind per failed step."])
+    rows = [
+        [run.name, run.model, sum(per[run.name].values()), *[per[run.name][k] for k in kinds]]
+        for run in runs
+    ]
+    return Table(
+        "scicode_failures",
+        "scicode: failed steps by reason",
+        ["run", "model", "failed steps", *kinds],
+        rows,
+        ["Counts over all epochs, from the scorer's reason_kind per failed step."],
+    )
 
 
 def default_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run]]:
@@ -233,26 +273,61 @@ def comparison_tables(benchmark: str, comparisons: Sequence[Comparison]) -> list
     for c in comparisons:
         r = c.result
         label = oc.metric_label(c.metric)
-        rows.append([
-            label, c.a.name, c.b.name, _differs(c.a, c.b), r.n, Pct(100 * r.a), Pct(100 * r.b),
-            Pct(100 * r.diff, 100 * r.lo, 100 * r.hi, signed=True), r.lost, r.gained, r.p_value,
-        ])
-        flips.append([
-            label, c.a.name, c.b.name,
-            ", ".join(sorted(r.lost_units, key=natural_key)) or "-",
-            ", ".join(sorted(r.gained_units, key=natural_key)) or "-",
-        ])
+        rows.append(
+            [
+                label,
+                c.a.name,
+                c.b.name,
+                _differs(c.a, c.b),
+                r.n,
+                Pct(100 * r.a),
+                Pct(100 * r.b),
+                Pct(100 * r.diff, 100 * r.lo, 100 * r.hi, signed=True),
+                r.lost,
+                r.gained,
+                r.p_value,
+            ]
+        )
+        flips.append(
+            [
+                label,
+                c.a.name,
+                c.b.name,
+                ", ".join(sorted(r.lost_units, key=natural_key)) or "-",
+                ", ".join(sorted(r.gained_units, key=natural_key)) or "-",
+            ]
+        )
     unit = "problem" if benchmark == "scibench" else "main problem (main) or step (subproblems)"
     return [
-        Table(f"{benchmark}_comparisons", f"{benchmark}: paired comparisons (B - A)",
-              ["metric", "A", "B", "A and B differ in", "pairs", "A %", "B %",
-               "B - A (points) [95% CI]", "passed only in A", "passed only in B", "McNemar p"],
-              rows,
-              [f"Paired by sample id and epoch; unit = {unit}. Interval: paired bootstrap over "
-               "problems; p: exact two-sided McNemar on the discordant pairs."]),
-        Table(f"{benchmark}_flips", f"{benchmark}: units that flipped",
-              ["metric", "A", "B", "passed only in A", "passed only in B"], flips,
-              ["With several epochs a unit is written id#epoch."]),
+        Table(
+            f"{benchmark}_comparisons",
+            f"{benchmark}: paired comparisons (B - A)",
+            [
+                "metric",
+                "A",
+                "B",
+                "A and B differ in",
+                "pairs",
+                "A %",
+                "B %",
+                "B - A (points) [95% CI]",
+                "passed only in A",
+                "passed only in B",
+                "McNemar p",
+            ],
+            rows,
+            [
+                f"Paired by sample id and epoch; unit = {unit}. Interval: paired bootstrap over "
+                "problems; p: exact two-sided McNemar on the discordant pairs."
+            ],
+        ),
+        Table(
+            f"{benchmark}_flips",
+            f"{benchmark}: units that flipped",
+            ["metric", "A", "B", "passed only in A", "passed only in B"],
+            flips,
+            ["With several epochs a unit is written id#epoch."],
+        ),
     ]
 
 

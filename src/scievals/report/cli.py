@@ -30,9 +30,18 @@ def register(groups: dict) -> None:
     )
     parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
     parser.add_argument("--out", default="./scievals-report", help="output folder")
-    parser.add_argument("--format", choices=("md", "csv", "html"), default="md",
-                        help="html also writes report.md and the PNGs it shows")
-    parser.add_argument("--compare", nargs=2, action="append", metavar=("A", "B"),
-                        help="compare run A with run B (r1, r2, ... or a log path); repeatable; "
-                        "default: every pair of runs of one benchmark sharing problems")
+    parser.add_argument(
+        "--format",
+        choices=("md", "csv", "html"),
+        default="md",
+        help="html also writes report.md and the PNGs it shows",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        action="append",
+        metavar=("A", "B"),
+        help="compare run A with run B (r1, r2, ... or a log path); repeatable; "
+        "default: every pair of runs of one benchmark sharing problems",
+    )
     parser.set_defaults(func=_cmd_report)

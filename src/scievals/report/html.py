@@ -30,15 +30,19 @@ def _table(table: Table) -> str:
     body = []
     for row in table.rows:
         cells = "".join(
-            f'<td class="num">{escape(text(c))}</td>' if isinstance(c, Pct | int | float)
+            f'<td class="num">{escape(text(c))}</td>'
+            if isinstance(c, Pct | int | float)
             else f"<td>{escape(text(c))}</td>"
             for c in row
         )
         body.append(f"<tr>{cells}</tr>")
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in table.notes)
-    return (f'<h3 id="{escape(table.key)}">{escape(table.title)}</h3>\n'
-            f"<table><thead><tr>{head}</tr></thead><tbody>\n" + "\n".join(body)
-            + f"\n</tbody></table>\n{notes}\n")
+    return (
+        f'<h3 id="{escape(table.key)}">{escape(table.title)}</h3>\n'
+        f"<table><thead><tr>{head}</tr></thead><tbody>\n"
+        + "\n".join(body)
+        + f"\n</tbody></table>\n{notes}\n"
+    )
 
 
 def render(sections: Sequence[Section], logs: Sequence[str], notes: Sequence[str]) -> str:

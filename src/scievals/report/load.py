@@ -105,8 +105,12 @@ def run_from_log(log: EvalLog) -> Run:
     if not isinstance(protocol, dict):
         raise ValueError(f"{log.location}: no protocol in the log metadata (not a scievals task)")
     samples = [
-        SampleResult(str(s.id), s.epoch, dict(s.metadata or {}),
-                     {name.split("/")[-1]: score for name, score in s.scores.items()})
+        SampleResult(
+            str(s.id),
+            s.epoch,
+            dict(s.metadata or {}),
+            {name.split("/")[-1]: score for name, score in s.scores.items()},
+        )
         for s in log.samples or []
         if s.scores
     ]

@@ -44,12 +44,15 @@ def runs_plot(section: Section, out: Path) -> str:
     for run in section.runs:
         metrics += [m for m in oc.metrics_of(run) if m not in metrics]
     runs = section.runs
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 0.5 * len(runs) + 1.6),
-                             squeeze=False)
+    fig, axes = plt.subplots(
+        1, len(metrics), figsize=(5 * len(metrics), 0.5 * len(runs) + 1.6), squeeze=False
+    )
     y = np.arange(len(runs))
     for ax, metric in zip(axes[0], metrics, strict=True):
-        ests = [estimate(oc.outcomes_for(r, metric)) if metric in oc.metrics_of(r) else None
-                for r in runs]
+        ests = [
+            estimate(oc.outcomes_for(r, metric)) if metric in oc.metrics_of(r) else None
+            for r in runs
+        ]
         vals, err = _errorbars(ests)
         ax.barh(y, vals, xerr=err, color="#4c78a8", capsize=3)
         ax.set_yticks(y, [_label(r) for r in runs] if ax is axes[0][0] else [""] * len(runs))
@@ -70,8 +73,14 @@ def books_plot(section: Section, scorer: str, out: Path) -> str:
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(books) + 2), 4))
     for i, (run, groups) in enumerate(zip(runs, grouped, strict=True)):
         vals, err = _errorbars([estimate(groups.get(b, [])) for b in books])
-        ax.bar(x + (i - (len(runs) - 1) / 2) * width, vals, width, yerr=err, capsize=2,
-               label=_label(run))
+        ax.bar(
+            x + (i - (len(runs) - 1) / 2) * width,
+            vals,
+            width,
+            yerr=err,
+            capsize=2,
+            label=_label(run),
+        )
     ax.set_xticks(x, books, rotation=30, ha="right")
     ax.set_ylim(0, 100)
     ax.set_ylabel(f"{scorer} accuracy % (95% CI)")
@@ -106,12 +115,16 @@ def draw(section: Section, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     section.figures.append((runs_plot(section, out), f"{section.benchmark}: runs compared"))
     if section.benchmark == "scibench":
-        scorers = sorted({m for r in section.runs for m in oc.scibench_scorers(r)},
-                         key=lambda m: (m not in oc.SCIBENCH_SCORERS, m))
+        scorers = sorted(
+            {m for r in section.runs for m in oc.scibench_scorers(r)},
+            key=lambda m: (m not in oc.SCIBENCH_SCORERS, m),
+        )
         for scorer in scorers:
-            section.figures.append((books_plot(section, scorer, out),
-                                    f"scibench: accuracy per book ({scorer})"))
+            section.figures.append(
+                (books_plot(section, scorer, out), f"scibench: accuracy per book ({scorer})")
+            )
     elif section.benchmark == "scicode":
         for run in section.runs:
-            section.figures.append((steps_heatmap(run, out),
-                                    f"{run.name} {run.model}: steps passed per problem"))
+            section.figures.append(
+                (steps_heatmap(run, out), f"{run.name} {run.model}: steps passed per problem")
+            )

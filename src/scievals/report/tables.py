@@ -26,8 +26,9 @@ class Pct:
 
     @classmethod
     def of(cls, est: Estimate) -> Pct:
-        return cls(100 * est.value, 100 * est.lo, 100 * est.hi,
-                   None if est.se is None else 100 * est.se)
+        return cls(
+            100 * est.value, 100 * est.lo, 100 * est.hi, None if est.se is None else 100 * est.se
+        )
 
 
 Cell = str | int | float | Pct | None

@@ -74,7 +74,8 @@ def write_report(
     written.append(md)
     if fmt == "html":
         page = out / "report.html"
-        page.write_text(html.render(sections, [f"{r.name}: {r.path}" for r in runs], notes),
-                        encoding="utf-8")
+        page.write_text(
+            html.render(sections, [f"{r.name}: {r.path}" for r in runs], notes), encoding="utf-8"
+        )
         written.append(page)
     return written
