@@ -57,7 +57,12 @@ say "llama-cpp-python runtime"
 say "model files: smollm2-135m (smoke runs, tests) and qwen2.5-coder-0.5b (the default)"
 "$VENV/bin/scievals" models fetch smollm2-135m qwen2.5-coder-0.5b >/dev/null
 
-# 5. Benchmark runtime and data (sandbox runtime, SciCode dev targets): added by their rooms here.
+# 5. Benchmark runtime and data: the pinned scoring runtime (built once, separate from this venv),
+#    SciCode problem files (verified), the SciCode dev targets (regenerated from gold code once),
+#    and tiktoken's encoding file (so Inspect's mockllm and token counts work offline).
+say "scoring runtime, SciCode problem files and dev targets (first time: a few minutes)"
+"$VENV/bin/scievals" data prepare
+"$PY" -c 'from scievals.offline import seed_tiktoken; seed_tiktoken()'
 
 say "ready"
 if [[ "$RUN" == 1 ]]; then

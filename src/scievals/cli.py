@@ -41,6 +41,7 @@ PASS_THROUGH = {
     "--max-sandboxes": 1,
     "-M": 1,
     "-T": 1,
+    "--extra-body": 1,
     "--no-log-samples": 0,
     "--fail-on-error": 1,
     "--retry-on-error": 1,
