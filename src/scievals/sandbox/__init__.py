@@ -47,6 +47,14 @@ def describe() -> dict[str, Any]:
     return dict(_described)
 
 
+def protocol_fields(sandbox: str | None) -> dict[str, Any]:
+    """The ``sandbox`` and ``runtime`` entries of a task's protocol record for this provider."""
+    if sandbox != "scievals":
+        return {"sandbox": sandbox, "runtime": {}}
+    facts = describe()
+    return {"sandbox": f"scievals ({facts['mode']})", "runtime": facts["runtime"]}
+
+
 _ISOLATION = {
     "unshare": "pid, mount, network, ipc and uts namespaces per execution; private root file "
     "system (system and runtime read-only, private /tmp, sample dir writable); a dedicated "

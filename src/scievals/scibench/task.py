@@ -14,7 +14,6 @@ import base64
 import importlib.util
 import os
 import shutil
-from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -28,6 +27,7 @@ from inspect_ai.model import (
 )
 
 from scievals.protocol import protocol
+from scievals.sandbox import protocol_fields
 from scievals.scibench import prompts, reference
 from scievals.scibench.answers import official_unit
 from scievals.scibench.dataset import BOOKS, Record, Source
@@ -139,18 +139,6 @@ def _check_wolfram() -> None:
         )
 
 
-def _sandbox_runtime(name: str) -> dict[str, Any]:
-    """Runtime versions of our sandbox, when it can say (recorded in the protocol)."""
-    if name != "scievals":
-        return {}
-    try:
-        from scievals.sandbox import describe  # type: ignore[attr-defined]
-    except ImportError:
-        return {}
-    described = describe()
-    return described if isinstance(described, dict) else {"describe": str(described)}
-
-
 @task
 def scibench(
     version: str = "main",
@@ -228,8 +216,7 @@ def scibench(
                 prompt=prompt,
                 scorer=scorer + (" + errata" if errata else ""),
                 timeout=timeout if sandbox_name else None,
-                runtime=_sandbox_runtime(sandbox_name) if sandbox_name else {},
-                sandbox=sandbox_name,
+                **protocol_fields(sandbox_name),
             ),
             "books": chosen,
         },

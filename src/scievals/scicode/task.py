@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from inspect_ai import Epochs, Task, task
 
 from scievals.protocol import protocol
+from scievals.sandbox import protocol_fields
 from scievals.scicode.dataset import DATA_VERSION, Split, load_problems, samples
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.runner import DEFAULT_TIMEOUT
@@ -73,16 +72,7 @@ def scicode(
                 scorer=f"sandboxed records; extraction={extraction}; pre-supplied steps "
                 "13.6/62.1/76.3 inserted whole, not scored",
                 timeout=timeout,
-                **_sandbox_facts(sandbox),
+                **protocol_fields(sandbox),
             )
         },
     )
-
-
-def _sandbox_facts(sandbox: str) -> dict[str, Any]:
-    if sandbox != "scievals":
-        return {"sandbox": sandbox, "runtime": {}}
-    from scievals.sandbox import describe
-
-    facts = describe()
-    return {"sandbox": facts.get("mode"), "runtime": facts.get("runtime", {})}
