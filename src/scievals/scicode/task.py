@@ -6,6 +6,7 @@ from inspect_ai import Epochs, Task, task
 
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields
+from scievals.sandbox.provider import ScievalsSandboxConfig
 from scievals.scicode.dataset import DATA_VERSION, Split, load_problems, samples
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.runner import DEFAULT_TIMEOUT
@@ -59,7 +60,7 @@ def scicode(
             by_id, provide_scientific_background, prompt_protocol, previous_steps, extraction
         ),
         scorer=scicode_scorer(by_id, lookup, timeout, gold_previous),
-        sandbox=sandbox,
+        sandbox=_sandbox_spec(sandbox, timeout),
         epochs=Epochs(1, scicode_epochs()),
         metadata={
             "protocol": protocol(
@@ -75,4 +76,13 @@ def scicode(
                 **protocol_fields(sandbox),
             )
         },
+    )
+
+
+def _sandbox_spec(sandbox: str, timeout: int) -> str | tuple[str, ScievalsSandboxConfig]:
+    """Our sandbox's CPU and wall limits follow the step timeout (1800 s for parity runs)."""
+    if sandbox != "scievals":
+        return sandbox
+    return sandbox, ScievalsSandboxConfig(
+        cpu_seconds=float(max(600, timeout)), wall_seconds=float(max(1800, timeout))
     )
