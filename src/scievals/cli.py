@@ -20,7 +20,9 @@ ROOM_COMMANDS = (
     "scievals.quickstart",
 )
 
-# Options of `inspect eval` that `scievals eval` passes through unchanged.
+# Options of `inspect eval` that `scievals eval` passes through unchanged. `--timeout` is not
+# among them: for our tasks it is the per-execution timeout (it becomes -T timeout=...). `--timeout` is not
+# among them: for our tasks it means the per-execution timeout (-T timeout=...).
 PASS_THROUGH = {
     "--model": 1,
     "--limit": 1,
@@ -35,7 +37,6 @@ PASS_THROUGH = {
     "--sandbox": 1,
     "--model-base-url": 1,
     "--max-retries": 1,
-    "--timeout": 1,
     "--display": 1,
     "--log-level": 1,
     "--max-sandboxes": 1,

@@ -61,10 +61,17 @@ def scicode_records():  # noqa: ANN201
         steps = json.loads(state.output.completion)  # {step: null (passed) | reason_kind}
         return Score(
             value={step: 1.0 if kind is None else 0.0 for step, kind in steps.items()},
-            metadata={"steps": [
-                {"step": step, "passed": kind is None, "reason_kind": kind, "reason": "scripted"}
-                for step, kind in steps.items()
-            ]},
+            metadata={
+                "steps": [
+                    {
+                        "step": step,
+                        "passed": kind is None,
+                        "reason_kind": kind,
+                        "reason": "scripted",
+                    }
+                    for step, kind in steps.items()
+                ]
+            },
         )
 
     return score
@@ -73,8 +80,11 @@ def scicode_records():  # noqa: ANN201
 def _scibench_scorer(name: str):  # noqa: ANN202
     async def score(state: TaskState, target: Target) -> Score:
         value, extracted = json.loads(state.output.completion)[name]
-        return Score(value=value, answer="1.0" if extracted else None,
-                     metadata={"rule": "boxed", "extracted": extracted})
+        return Score(
+            value=value,
+            answer="1.0" if extracted else None,
+            metadata={"rule": "boxed", "extracted": extracted},
+        )
 
     return score
 
@@ -90,17 +100,29 @@ def robust():  # noqa: ANN201
 
 
 def run_task(task: Task, model: str, log_dir: Path, epochs: int = 1) -> Path:
-    [log] = eval(task, model=f"mockllm/{model}", display="none", log_dir=str(log_dir),
-                 epochs=epochs, temperature=0.0)
+    [log] = eval(
+        task,
+        model=f"mockllm/{model}",
+        display="none",
+        log_dir=str(log_dir),
+        epochs=epochs,
+        temperature=0.0,
+    )
     assert log.status == "success", log.error
     return Path(log.location)
 
 
 # ---- SciCode: four problems; step -> None (passed) or the reason kind of its failure ----------
 SCICODE_PROTOCOL = dict(
-    data_version="scicode-69a8cfc", split="test", steps_counted=288, background=False,
-    prompt="single_turn", scorer="sandboxed-records", timeout=1800,
-    runtime={"numpy": "2.4.6", "scipy": "1.17.1"}, sandbox="local",
+    data_version="scicode-69a8cfc",
+    split="test",
+    steps_counted=288,
+    background=False,
+    prompt="single_turn",
+    scorer="sandboxed-records",
+    timeout=1800,
+    runtime={"numpy": "2.4.6", "scipy": "1.17.1"},
+    sandbox="local",
 )
 SCICODE_ALPHA = {
     "1": {"1.1": None, "1.2": None},
@@ -119,18 +141,37 @@ SCICODE_ALPHA_EPOCH2 = {**SCICODE_ALPHA, "1": {"1.1": None, "1.2": "exception"}}
 
 
 def scicode_task(script: Script, **overrides: Any) -> Task:
-    samples = [Sample(id=pid, input=f"problem {pid}", metadata={"problem_id": pid})
-               for pid in SCICODE_ALPHA]
-    return Task(dataset=samples, solver=scripted(script), scorer=scicode_records(),
-                metadata={"protocol": protocol("scicode", **{**SCICODE_PROTOCOL, **overrides})})
+    samples = [
+        Sample(id=pid, input=f"problem {pid}", metadata={"problem_id": pid})
+        for pid in SCICODE_ALPHA
+    ]
+    return Task(
+        dataset=samples,
+        solver=scripted(script),
+        scorer=scicode_records(),
+        metadata={"protocol": protocol("scicode", **{**SCICODE_PROTOCOL, **overrides})},
+    )
 
 
 # ---- SciBench: six problems; scorer -> (value, extracted) ---------------------------------------
-BOOKS = {"atkins-1": ("atkins", "chemistry"), "atkins-2": ("atkins", "chemistry"),
-         "atkins-3": ("atkins", "chemistry"), "fund-1": ("fund", "physics"),
-         "fund-2": ("fund", "physics"), "stat-1": ("stat", "math")}
-SCIBENCH_PROTOCOL = dict(data_version="old", split="textbook", steps_counted=583, prompt="zero",
-                         scorer="both", timeout=None, runtime={}, sandbox=None)
+BOOKS = {
+    "atkins-1": ("atkins", "chemistry"),
+    "atkins-2": ("atkins", "chemistry"),
+    "atkins-3": ("atkins", "chemistry"),
+    "fund-1": ("fund", "physics"),
+    "fund-2": ("fund", "physics"),
+    "stat-1": ("stat", "math"),
+}
+SCIBENCH_PROTOCOL = dict(
+    data_version="old",
+    split="textbook",
+    steps_counted=583,
+    prompt="zero",
+    scorer="both",
+    timeout=None,
+    runtime={},
+    sandbox=None,
+)
 SCIBENCH_ALPHA = {  # faithful 4/6, robust 5/6; fund-1 has no extracted answer
     "atkins-1": {"faithful": (1, True), "robust": (1, True)},
     "atkins-2": {"faithful": (1, True), "robust": (1, True)},
@@ -141,19 +182,32 @@ SCIBENCH_ALPHA = {  # faithful 4/6, robust 5/6; fund-1 has no extracted answer
 }
 SCIBENCH_BETA = {  # faithful = robust = 3/6, written as C/I
     pid: {"faithful": (v, True), "robust": (v, True)}
-    for pid, v in {"atkins-1": "C", "atkins-2": "I", "atkins-3": "I", "fund-1": "C",
-                   "fund-2": "C", "stat-1": "I"}.items()
+    for pid, v in {
+        "atkins-1": "C",
+        "atkins-2": "I",
+        "atkins-3": "I",
+        "fund-1": "C",
+        "fund-2": "C",
+        "stat-1": "I",
+    }.items()
 }
 
 
 def scibench_task(script: Script, **overrides: Any) -> Task:
     samples = [
-        Sample(id=pid, input=f"problem {pid}",
-               metadata={"book": book, "subject": subject, "index": int(pid.split("-")[1])})
+        Sample(
+            id=pid,
+            input=f"problem {pid}",
+            metadata={"book": book, "subject": subject, "index": int(pid.split("-")[1])},
+        )
         for pid, (book, subject) in BOOKS.items()
     ]
-    return Task(dataset=samples, solver=scripted(script), scorer=[faithful(), robust()],
-                metadata={"protocol": protocol("scibench", **{**SCIBENCH_PROTOCOL, **overrides})})
+    return Task(
+        dataset=samples,
+        solver=scripted(script),
+        scorer=[faithful(), robust()],
+        metadata={"protocol": protocol("scibench", **{**SCIBENCH_PROTOCOL, **overrides})},
+    )
 
 
 def _epoch(outcomes: dict[str, Any], epoch: int = 1) -> Script:
@@ -182,7 +236,10 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Logs:
         scicode_alpha=run_task(scicode_task(_epoch(SCICODE_ALPHA)), "alpha", root),
         scicode_alpha_bg=run_task(
             scicode_task(two_epochs, background=True, sandbox="<local & unsafe>"),
-            "alpha", root, epochs=2),
+            "alpha",
+            root,
+            epochs=2,
+        ),
         scicode_beta=run_task(scicode_task(_epoch(SCICODE_BETA)), "beta", root),
         scibench_alpha=run_task(scibench_task(_epoch(SCIBENCH_ALPHA)), "alpha", root),
         scibench_beta=run_task(scibench_task(_epoch(SCIBENCH_BETA)), "beta", root),

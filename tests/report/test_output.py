@@ -41,9 +41,15 @@ def test_html_page_links_only_files_that_exist(html_report: Path) -> None:
     page = (html_report / "report.html").read_text(encoding="utf-8")
     parser = _Links()
     parser.feed(page)
-    expected = {"scicode_runs.png", "scicode_steps_r1.png", "scicode_steps_r2.png",
-                "scicode_steps_r3.png", "scibench_runs.png", "scibench_books_faithful.png",
-                "scibench_books_robust.png"}
+    expected = {
+        "scicode_runs.png",
+        "scicode_steps_r1.png",
+        "scicode_steps_r2.png",
+        "scicode_steps_r3.png",
+        "scibench_runs.png",
+        "scibench_books_faithful.png",
+        "scibench_books_robust.png",
+    }
     assert set(parser.links) == expected
     for link in parser.links:
         assert (html_report / link).read_bytes().startswith(PNG_MAGIC)
@@ -58,9 +64,19 @@ def test_html_escapes_what_comes_from_logs(html_report: Path) -> None:
 
 def test_html_holds_the_tables(html_report: Path) -> None:
     page = (html_report / "report.html").read_text(encoding="utf-8")
-    for key in ("scicode_results", "scicode_published", "scicode_problems", "scicode_failures",
-                "scicode_comparisons", "scicode_flips", "scibench_results", "scibench_by_book",
-                "scibench_by_subject", "scibench_comparisons", "scibench_flips"):
+    for key in (
+        "scicode_results",
+        "scicode_published",
+        "scicode_problems",
+        "scicode_failures",
+        "scicode_comparisons",
+        "scicode_flips",
+        "scibench_results",
+        "scibench_by_book",
+        "scibench_by_subject",
+        "scibench_comparisons",
+        "scibench_flips",
+    ):
         assert f'id="{key}"' in page
     assert '<td class="num">50.0 [15.0, 85.0]</td>' in page
     assert page.index("<h2>scicode</h2>") < page.index("<h2>scibench</h2>")
@@ -76,15 +92,26 @@ def test_markdown_links_its_pngs(html_report: Path) -> None:
 def test_csv_tables_keep_interval_bounds_apart(logs: Logs, tmp_path: Path) -> None:
     written = write_report([logs.root], tmp_path, "csv")
     assert {p.name for p in written} == {
-        "scicode_results.csv", "scicode_published.csv", "scicode_problems.csv",
-        "scicode_failures.csv", "scicode_comparisons.csv", "scicode_flips.csv",
-        "scibench_results.csv", "scibench_published.csv", "scibench_by_book.csv",
-        "scibench_by_subject.csv", "scibench_comparisons.csv", "scibench_flips.csv",
+        "scicode_results.csv",
+        "scicode_published.csv",
+        "scicode_problems.csv",
+        "scicode_failures.csv",
+        "scicode_comparisons.csv",
+        "scicode_flips.csv",
+        "scibench_results.csv",
+        "scibench_published.csv",
+        "scibench_by_book.csv",
+        "scibench_by_subject.csv",
+        "scibench_comparisons.csv",
+        "scibench_flips.csv",
     }
     rows = list(csv.DictReader(io.StringIO((tmp_path / "scicode_results.csv").read_text())))
     r1, r2 = rows[0], rows[1]
     assert (r1["main problems %"], r1["main problems % lo"], r1["main problems % hi"]) == (
-        "50.0000", "15.0039", "84.9961")  # Wilson(2, 4)
+        "50.0000",
+        "15.0039",
+        "84.9961",
+    )  # Wilson(2, 4)
     assert (r2["main problems %"], r2["main problems % se"]) == ("37.5000", "12.5000")
     assert r1["main problems % se"] == ""
     comp = list(csv.DictReader(io.StringIO((tmp_path / "scibench_comparisons.csv").read_text())))
@@ -113,11 +140,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def test_cli_report_with_chosen_pair(logs: Logs, tmp_path: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_report_with_chosen_pair(
+    logs: Logs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "rep"
-    ns = _parser().parse_args(["report", str(logs.scicode_alpha), str(logs.scicode_beta),
-                               "--out", str(out), "--format", "md", "--compare", "r2", "r1"])
+    ns = _parser().parse_args(
+        [
+            "report",
+            str(logs.scicode_alpha),
+            str(logs.scicode_beta),
+            "--out",
+            str(out),
+            "--format",
+            "md",
+            "--compare",
+            "r2",
+            "r1",
+        ]
+    )
     assert ns.func(ns) == 0
     assert capsys.readouterr().out.strip() == str(out / "report.md")
     md = (out / "report.md").read_text(encoding="utf-8")
@@ -126,7 +166,8 @@ def test_cli_report_with_chosen_pair(logs: Logs, tmp_path: Path,
 
 
 def test_cli_rejects_unknown_run(logs: Logs, tmp_path: Path) -> None:
-    ns = _parser().parse_args(["report", str(logs.root), "--out", str(tmp_path),
-                               "--compare", "r1", "r9"])
+    ns = _parser().parse_args(
+        ["report", str(logs.root), "--out", str(tmp_path), "--compare", "r1", "r9"]
+    )
     with pytest.raises(ValueError, match="no run 'r9'"):
         ns.func(ns)

@@ -30,13 +30,20 @@ def _reply(*_: object) -> ModelOutput:
 def test_report_reads_a_real_scibench_log(tmp_path: Path) -> None:
     task_module = pytest.importorskip("scievals.scibench.task")
     task = task_module.scibench(version="old", books="atkins", setting="zero", data_dir=str(DATA))
-    [log] = eval(task, model=get_model("mockllm/constant", custom_outputs=_reply),
-                 display="none", log_dir=str(tmp_path))
+    [log] = eval(
+        task,
+        model=get_model("mockllm/constant", custom_outputs=_reply),
+        display="none",
+        log_dir=str(tmp_path),
+    )
     assert log.status == "success"
     [run], notes = load_runs([tmp_path])
     assert notes == []
     assert (run.benchmark, run.protocol["split"], run.protocol["prompt"]) == (
-        "scibench", "textbook", "zero")
+        "scibench",
+        "textbook",
+        "zero",
+    )
     [section] = build_sections([run])
     tables = {t.key: t for t in section.tables}
     books = tables["scibench_by_book"]
@@ -45,6 +52,7 @@ def test_report_reads_a_real_scibench_log(tmp_path: Path) -> None:
     assert "scibench_published" not in tables
     assert books.columns[-1] == "published GPT-4 (zero, beside r1) %"
     assert text(books.rows[0][-1]) == "45.8"
-    results = dict(zip(tables["scibench_results"].columns, tables["scibench_results"].rows[0],
-                       strict=True))
+    results = dict(
+        zip(tables["scibench_results"].columns, tables["scibench_results"].rows[0], strict=True)
+    )
     assert results["problems"] == 107 and results["faithful passed"].endswith("/107")

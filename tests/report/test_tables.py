@@ -58,10 +58,17 @@ def test_runs_are_read_from_the_log_api(logs: Logs, loaded: tuple[list[Run], lis
 def test_scicode_results(sections: dict[str, Section]) -> None:
     t = table(sections, "scicode_results")
     protocol = {
-        "benchmark": "scicode", "data version": "scicode-69a8cfc", "split": "test",
-        "steps counted": "288", "prompt / setting": "single_turn", "scorer": "sandboxed-records",
-        "timeout (s)": "1800", "runtime": "numpy 2.4.6, scipy 1.17.1", "temperature": "0.0",
-        "problems": "4", "errors": "0",
+        "benchmark": "scicode",
+        "data version": "scicode-69a8cfc",
+        "split": "test",
+        "steps counted": "288",
+        "prompt / setting": "single_turn",
+        "scorer": "sandboxed-records",
+        "timeout (s)": "1800",
+        "runtime": "numpy 2.4.6, scipy 1.17.1",
+        "temperature": "0.0",
+        "problems": "4",
+        "errors": "0",
     }
     r1 = row(t, "r1")
     assert r1 == r1 | protocol | {"background": "no", "sandbox": "local", "epochs": "1"}
@@ -101,8 +108,14 @@ def test_scicode_per_problem_and_failures(sections: dict[str, Section]) -> None:
         ["77", "0/2", "0/2", "1/2"],
     ]
     f = table(sections, "scicode_failures")
-    assert f.columns[2:] == ["failed steps", "syntax_error", "exception", "assertion", "timeout",
-                             "missing_function"]
+    assert f.columns[2:] == [
+        "failed steps",
+        "syntax_error",
+        "exception",
+        "assertion",
+        "timeout",
+        "missing_function",
+    ]
     assert [[text(c) for c in r[2:]] for r in f.rows] == [
         ["4", "1", "0", "1", "1", "1"],
         ["9", "2", "1", "2", "2", "2"],  # both epochs; epoch 2 adds an exception at 1.2
@@ -112,10 +125,15 @@ def test_scicode_per_problem_and_failures(sections: dict[str, Section]) -> None:
 
 def test_scicode_comparisons_and_flips(sections: dict[str, Section]) -> None:
     t = table(sections, "scicode_comparisons")
-    by = {(text(r[0]), text(r[1]), text(r[2])): dict(zip(t.columns, map(text, r), strict=True))
-          for r in t.rows}
-    assert set(by) == {(m, a, b) for m in ("main problems", "subproblems (steps)")
-                       for a, b in (("r1", "r2"), ("r1", "r3"), ("r2", "r3"))}
+    by = {
+        (text(r[0]), text(r[1]), text(r[2])): dict(zip(t.columns, map(text, r), strict=True))
+        for r in t.rows
+    }
+    assert set(by) == {
+        (m, a, b)
+        for m in ("main problems", "subproblems (steps)")
+        for a, b in (("r1", "r2"), ("r1", "r3"), ("r2", "r3"))
+    }
     m13 = by[("main problems", "r1", "r3")]
     assert m13["A and B differ in"] == "model: mockllm/alpha -> mockllm/beta"
     # A solved 1, 10; B solved 2, 10: one flip each way, McNemar p = 1
@@ -125,15 +143,22 @@ def test_scicode_comparisons_and_flips(sections: dict[str, Section]) -> None:
     s13 = by[("subproblems (steps)", "r1", "r3")]
     # steps: lost 1.2; gained 2.2, 2.3, 77.1 -> p = 2 * (1 + 4) / 16
     assert (s13["pairs"], s13["A %"], s13["B %"]) == ("8", "50.0", "75.0")
-    assert (s13["passed only in A"], s13["passed only in B"], s13["McNemar p"]) == ("1", "3",
-                                                                                   "0.625")
+    assert (s13["passed only in A"], s13["passed only in B"], s13["McNemar p"]) == (
+        "1",
+        "3",
+        "0.625",
+    )
     assert s13["B - A (points) [95% CI]"].startswith("+25.0 [")
     # r2 has two epochs; only epoch 1 pairs with r1, and it is identical
     m12 = by[("main problems", "r1", "r2")]
     assert (m12["pairs"], m12["B - A (points) [95% CI]"], m12["McNemar p"]) == (
-        "4", "+0.0 [+0.0, +0.0]", "1")
+        "4",
+        "+0.0 [+0.0, +0.0]",
+        "1",
+    )
     assert m12["A and B differ in"] == (
-        "background: no -> yes; sandbox: local -> <local & unsafe>; epochs: 1 -> 2")
+        "background: no -> yes; sandbox: local -> <local & unsafe>; epochs: 1 -> 2"
+    )
 
     flips = table(sections, "scicode_flips")
     got = {(text(r[0]), text(r[1]), text(r[2])): (text(r[3]), text(r[4])) for r in flips.rows}
@@ -151,31 +176,65 @@ def test_scibench_results(sections: dict[str, Section]) -> None:
     t = table(sections, "scibench_results")
     r4, r5 = row(t, "r4"), row(t, "r5")
     assert (r4["data version"], r4["split"], r4["prompt / setting"], r4["scorer"]) == (
-        "old", "textbook", "zero", "both")
+        "old",
+        "textbook",
+        "zero",
+        "both",
+    )
     assert (r4["background"], r4["timeout (s)"], r4["runtime"], r4["sandbox"]) == ("-",) * 4
     # faithful 4/6: Wilson [30.0, 90.3]; robust 5/6: [43.6, 97.0]; fund-1 had no answer
     assert (r4["faithful accuracy %"], r4["faithful passed"], r4["faithful no answer"]) == (
-        "66.7 [30.0, 90.3]", "4/6", "1")
+        "66.7 [30.0, 90.3]",
+        "4/6",
+        "1",
+    )
     assert (r4["robust accuracy %"], r4["robust passed"], r4["robust no answer"]) == (
-        "83.3 [43.6, 97.0]", "5/6", "1")
+        "83.3 [43.6, 97.0]",
+        "5/6",
+        "1",
+    )
     # beta's C/I values: 3/6, Wilson [18.8, 81.2]
     assert (r5["faithful accuracy %"], r5["faithful passed"], r5["faithful no answer"]) == (
-        "50.0 [18.8, 81.2]", "3/6", "0")
+        "50.0 [18.8, 81.2]",
+        "3/6",
+        "0",
+    )
     assert r5["robust accuracy %"] == "50.0 [18.8, 81.2]"
 
 
 def test_scibench_books_and_subjects(sections: dict[str, Section]) -> None:
     books = table(sections, "scibench_by_book")
-    assert books.columns[:6] == ["book", "problems", "r4 faithful %", "r4 robust %",
-                                 "r5 faithful %", "r5 robust %"]
+    assert books.columns[:6] == [
+        "book",
+        "problems",
+        "r4 faithful %",
+        "r4 robust %",
+        "r5 faithful %",
+        "r5 robust %",
+    ]
     got = {text(r[0]): [text(c) for c in r[1:6]] for r in books.rows}
     assert got == {
-        "atkins": ["3", "66.7 [20.8, 93.9]", "100.0 [43.9, 100.0]", "33.3 [6.1, 79.2]",
-                   "33.3 [6.1, 79.2]"],
-        "fund": ["2", "50.0 [9.5, 90.5]", "50.0 [9.5, 90.5]", "100.0 [34.2, 100.0]",
-                 "100.0 [34.2, 100.0]"],
-        "stat": ["1", "100.0 [20.7, 100.0]", "100.0 [20.7, 100.0]", "0.0 [0.0, 79.3]",
-                 "0.0 [0.0, 79.3]"],
+        "atkins": [
+            "3",
+            "66.7 [20.8, 93.9]",
+            "100.0 [43.9, 100.0]",
+            "33.3 [6.1, 79.2]",
+            "33.3 [6.1, 79.2]",
+        ],
+        "fund": [
+            "2",
+            "50.0 [9.5, 90.5]",
+            "50.0 [9.5, 90.5]",
+            "100.0 [34.2, 100.0]",
+            "100.0 [34.2, 100.0]",
+        ],
+        "stat": [
+            "1",
+            "100.0 [20.7, 100.0]",
+            "100.0 [20.7, 100.0]",
+            "0.0 [0.0, 79.3]",
+            "0.0 [0.0, 79.3]",
+        ],
         # mean of the book rates: (66.7 + 50 + 100) / 3, (100 + 50 + 100) / 3, ...
         "macro average": ["-", "72.2", "83.3", "44.4", "44.4"],
     }
@@ -186,12 +245,27 @@ def test_scibench_books_and_subjects(sections: dict[str, Section]) -> None:
     subjects = table(sections, "scibench_by_subject")
     got = {text(r[0]): [text(c) for c in r[1:]] for r in subjects.rows}
     assert got == {
-        "chemistry": ["3", "66.7 [20.8, 93.9]", "100.0 [43.9, 100.0]", "33.3 [6.1, 79.2]",
-                      "33.3 [6.1, 79.2]"],
-        "math": ["1", "100.0 [20.7, 100.0]", "100.0 [20.7, 100.0]", "0.0 [0.0, 79.3]",
-                 "0.0 [0.0, 79.3]"],
-        "physics": ["2", "50.0 [9.5, 90.5]", "50.0 [9.5, 90.5]", "100.0 [34.2, 100.0]",
-                    "100.0 [34.2, 100.0]"],
+        "chemistry": [
+            "3",
+            "66.7 [20.8, 93.9]",
+            "100.0 [43.9, 100.0]",
+            "33.3 [6.1, 79.2]",
+            "33.3 [6.1, 79.2]",
+        ],
+        "math": [
+            "1",
+            "100.0 [20.7, 100.0]",
+            "100.0 [20.7, 100.0]",
+            "0.0 [0.0, 79.3]",
+            "0.0 [0.0, 79.3]",
+        ],
+        "physics": [
+            "2",
+            "50.0 [9.5, 90.5]",
+            "50.0 [9.5, 90.5]",
+            "100.0 [34.2, 100.0]",
+            "100.0 [34.2, 100.0]",
+        ],
     }
 
 
@@ -205,7 +279,10 @@ def test_scibench_comparison(sections: dict[str, Section]) -> None:
     assert faithful["McNemar p"] == "1"  # 2 * (1 + 3) / 8, capped
     robust = row(t, "robust accuracy", "r4")
     assert (robust["passed only in A"], robust["passed only in B"], robust["McNemar p"]) == (
-        "3", "1", "0.625")
+        "3",
+        "1",
+        "0.625",
+    )
     flips = table(sections, "scibench_flips")
     assert [[text(c) for c in r] for r in flips.rows] == [
         ["faithful accuracy", "r4", "r5", "atkins-2, stat-1", "fund-1"],
@@ -231,19 +308,34 @@ def test_published_rows_only_beside_matching_runs(sections: dict[str, Section]) 
 
 
 def _scicode(**kw: object) -> dict[str, object]:
-    base = {"benchmark": "scicode", "split": "test", "steps_counted": 288,
-            "prompt": "single_turn", "background": False, "data_version": "scicode-69a8cfc"}
+    base = {
+        "benchmark": "scicode",
+        "split": "test",
+        "steps_counted": 288,
+        "prompt": "single_turn",
+        "background": False,
+        "data_version": "scicode-69a8cfc",
+    }
     return base | kw
 
 
 def _scibench(**kw: object) -> dict[str, object]:
-    base = {"benchmark": "scibench", "data_version": "old", "split": "textbook",
-            "steps_counted": 583, "prompt": "zero", "scorer": "faithful"}
+    base = {
+        "benchmark": "scibench",
+        "data_version": "old",
+        "split": "textbook",
+        "steps_counted": 583,
+        "prompt": "zero",
+        "scorer": "faithful",
+    }
     return base | kw
 
 
 LEADERBOARD, SCICODE_PAPER, SCIBENCH_PAPER = (
-    {"SciCode leaderboard"}, {"SciCode paper, Table 3"}, {"SciBench paper, Table 3"})
+    {"SciCode leaderboard"},
+    {"SciCode paper, Table 3"},
+    {"SciBench paper, Table 3"},
+)
 
 
 @pytest.mark.parametrize(
@@ -260,8 +352,14 @@ LEADERBOARD, SCICODE_PAPER, SCIBENCH_PAPER = (
         (_scibench(prompt="zeroCot"), SCIBENCH_PAPER),
         (_scibench(data_version="main"), set()),
         (_scibench(data_version="oldest"), set()),
-        (_scibench(data_version="old (local /data/sb)", prompt="few_cot (5 shots)",
-                   scorer="both + errata"), SCIBENCH_PAPER),
+        (
+            _scibench(
+                data_version="old (local /data/sb)",
+                prompt="few_cot (5 shots)",
+                scorer="both + errata",
+            ),
+            SCIBENCH_PAPER,
+        ),
         (_scibench(prompt="few_cot (3 shots)"), set()),
         (_scibench(prompt="python (4 examples, thermo 3)"), SCIBENCH_PAPER),
         (_scibench(prompt="few"), set()),

@@ -119,13 +119,8 @@ def test_are_dicts_close(d1, d2, kwargs, expected):
     assert ours == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG compare.py _symbols_as_str: for a sympy Symbol KEY the official "
-    "process_symbol_in_dict re-inserts the ORIGINAL value under str(key), so a Symbol value "
-    "under a Symbol key stays a Symbol and then Symbol('y') == 'y' is False; ours converts it",
-)
 def test_are_dicts_close_symbol_key_with_symbol_value():
+    """Under a Symbol key the official helper keeps a Symbol value (then unequal to a str)."""
     d1, d2 = {X: Y}, {"x": "y"}
     assert official().are_dicts_close(d1, d2) is False
     assert are_dicts_close(d1, d2) is False

@@ -340,13 +340,8 @@ def test_targets_file_unreachable_from_model_code(tmp_path, dev_targets_file):
     assert verdict["reason_kind"] == "assertion", verdict  # not "targets readable", just wrong
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (sandbox design): model code can call the recorder's own __scievals_begin__/"
-    "__scievals_done__ for every test and then os._exit(0); a step whose tests are all "
-    "self-checking (78.1, 78.2; main 76.4) then passes with a wrong function",
-)
 def test_forged_done_records_do_not_pass_self_checking_step():
+    """Model code calling the recorder's done marker itself: ignored (wrong caller line)."""
     forge = fence(
         "import os\nimport numpy as np\n"
         "def pendulum_derivs(state, t, g, L, beta, A, alpha):\n    return np.zeros(2)\n"
@@ -356,13 +351,8 @@ def test_forged_done_records_do_not_pass_self_checking_step():
     assert verdicts[0]["passed"] is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (sandbox design): only numpy.allclose/isclose/array_equal/array_equiv are "
-    "restored before each test; patching what np.allclose calls internally "
-    "(numpy.core.numeric.isclose) makes every self-checking np.allclose assert hold",
-)
 def test_patched_numpy_internals_do_not_pass_self_checking_step():
+    """Every numpy module's namespace is restored before each test, internals included."""
     patch = fence(
         "import numpy as np\nimport numpy.core.numeric as numeric\n"
         "numeric.isclose = lambda *a, **k: np.array([True])\n"

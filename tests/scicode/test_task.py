@@ -267,11 +267,11 @@ def test_eval_args(task, rest, expected):
     assert _eval_args(task, rest) == expected
 
 
-def test_eval_args_timeout_goes_to_inspect_not_the_task():
-    """``--timeout`` is Inspect's own option (model request timeout); step time is -T timeout."""
+def test_eval_args_timeout_is_the_step_timeout():
+    """``--timeout`` on the front door is our tasks' per-execution timeout, not Inspect's."""
     assert _eval_args("scicode", ["--timeout", "600", "--model", "m/x"])[2:4] == [
-        "--timeout",
-        "600",
+        "-T",
+        "timeout=600",
     ]
 
 

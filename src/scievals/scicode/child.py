@@ -3,26 +3,29 @@
 It is shipped as source text (``RECORDER_SOURCE``) and never imported by the harness. The
 rewritten tests call ``__scievals_record__`` with the values they would have compared with
 ``target``; values are written as JSON lines with arrays as raw bytes, so the trusted side can
-decode them without pickle. Before each test, builtins and numpy's comparison functions are put
-back as they were before the model's code ran, so a patched ``np.allclose`` cannot pass a
-self-checking test.
+decode them without pickle. Before each test, builtins, ``math`` and every numpy module are put
+back as they were before the model's code ran, so a patched ``np.allclose`` (or anything it calls)
+cannot pass a self-checking test. A test counts as finished only when its ``done`` marker is
+called from the program's own module code at the line where the harness placed it, so model code
+cannot mark tests finished and exit early.
 """
 
 RECORDER_SOURCE = r"""
-def __scievals_install__(path):
-    import base64, builtins, json, sys
+def __scievals_install__(path, done_lines):
+    import base64, builtins, json, math, sys
     import numpy
     out = open(path, "w", encoding="utf-8")
-    pristine_builtins = dict(vars(builtins))
-    pristine_numpy = {n: getattr(numpy, n) for n in ("allclose", "isclose", "array_equal", "array_equiv")}
+    frame_of = sys._getframe
+    main_code = frame_of(1).f_code
+    modules = [builtins, math] + [m for n, m in list(sys.modules.items())
+                                  if m is not None and (n == "numpy" or n.startswith("numpy."))]
+    pristine = [(vars(m), dict(vars(m))) for m in modules]
 
     def restore():
-        current = vars(builtins)
-        for name, value in pristine_builtins.items():
-            if current.get(name) is not value:
-                current[name] = value
-        for name, value in pristine_numpy.items():
-            setattr(numpy, name, value)
+        for current, saved in pristine:
+            for name, value in saved.items():
+                if current.get(name) is not value:
+                    current[name] = value
 
     def b64(raw):
         return base64.b64encode(raw).decode("ascii")
@@ -41,8 +44,7 @@ def __scievals_install__(path):
             return encode(value.item(), depth + 1)
         if isinstance(value, numpy.ndarray):
             if value.dtype.kind in "biufcUSmM":
-                data = numpy.ascontiguousarray(value)
-                return {"ndarray": data.dtype.str, "shape": list(data.shape), "b64": b64(data.tobytes())}
+                return {"ndarray": value.dtype.str, "shape": list(value.shape), "b64": b64(value.tobytes(order="C"))}
             return {"objarray": list(value.shape), "items": [encode(x, depth + 1) for x in value.ravel()]}
         if kind is complex:
             return {"complex": [repr(value.real), repr(value.imag)]}
@@ -86,16 +88,21 @@ def __scievals_install__(path):
             write({"test": test, "check": check, "values": encoded})
 
     def done(test):
-        write({"test": test, "event": "done"})
+        caller = frame_of(1)
+        if caller.f_code is main_code and caller.f_lineno == done_lines.get(test):
+            write({"test": test, "event": "done"})
 
     return record, begin, done
 
 
-__scievals_record__, __scievals_begin__, __scievals_done__ = __scievals_install__({path!r})
+__scievals_record__, __scievals_begin__, __scievals_done__ = __scievals_install__({path!r}, {done_lines!r})
 del __scievals_install__
 """
 
 
-def recorder(path: str) -> str:
-    """The recorder prelude, writing its records to ``path`` (relative to the sandbox cwd)."""
-    return RECORDER_SOURCE.replace("{path!r}", repr(path))
+def recorder(path: str, done_lines: dict[int, int] | None = None) -> str:
+    """The recorder prelude, writing to ``path`` (relative to the sandbox cwd); ``done_lines``
+    maps each test to the program line of its ``done`` marker (none given: nothing finishes)."""
+    return RECORDER_SOURCE.replace("{path!r}", repr(path)).replace(
+        "{done_lines!r}", repr(done_lines or {})
+    )

@@ -21,11 +21,14 @@ _SPARSE = (
 
 
 def _symbols_as_str(mapping: dict[Any, Any]) -> dict[Any, Any]:
+    """As the official helper: Symbol values become strings, except under a Symbol key, where
+    the original value is re-inserted under ``str(key)``."""
     out: dict[Any, Any] = {}
     for key, value in mapping.items():
-        if isinstance(value, sympy.Symbol):
-            value = str(value)
-        out[str(key) if isinstance(key, sympy.Symbol) else key] = value
+        out[key] = str(value) if isinstance(value, sympy.Symbol) else value
+        if isinstance(key, sympy.Symbol):
+            out[str(key)] = value
+            out.pop(key)
     return out
 
 

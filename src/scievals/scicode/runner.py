@@ -86,10 +86,17 @@ def step_program(
     """The program for ``step``: ``codes`` holds the code used for it and every earlier step."""
     index = problem.steps.index(step)
     previous = "\n".join(codes.get(s.step_id, "") for s in problem.steps[:index])
-    return (
-        f"{recorder(record_path)}\n{prelude}{problem.dependencies}\n{previous}\n\n"
-        f"{codes.get(step.step_id, '')}\n\n{child_tests(plans)}\n"
-    )
+    head = f"{prelude}{problem.dependencies}\n{previous}\n\n{codes.get(step.step_id, '')}\n\n"
+    tests = child_tests(plans)
+    # Line numbers of the done markers in the final program (the recorder's length is fixed).
+    first_test_line = recorder(record_path, {}).count("\n") + 2 + head.count("\n")
+    done_lines = {
+        plan.index: first_test_line + number
+        for number, line in enumerate(tests.split("\n"))
+        for plan in plans
+        if line == f"__scievals_done__({plan.index})"
+    }
+    return f"{recorder(record_path, done_lines)}\n{head}{tests}\n"
 
 
 async def execute(
