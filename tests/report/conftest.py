@@ -119,7 +119,7 @@ SCICODE_PROTOCOL = dict(
     steps_counted=288,
     background=False,
     prompt="single_turn",
-    scorer="sandboxed-records",
+    scorer="sandboxed records; extraction=original",
     timeout=1800,
     runtime={"numpy": "2.4.6", "scipy": "1.17.1"},
     sandbox="local",

@@ -63,7 +63,7 @@ def test_scicode_results(sections: dict[str, Section]) -> None:
         "split": "test",
         "steps counted": "288",
         "prompt / setting": "single_turn",
-        "scorer": "sandboxed-records",
+        "scorer": "sandboxed records; extraction=original",
         "timeout (s)": "1800",
         "runtime": "numpy 2.4.6, scipy 1.17.1",
         "temperature": "0.0",
@@ -315,6 +315,8 @@ def _scicode(**kw: object) -> dict[str, object]:
         "prompt": "single_turn",
         "background": False,
         "data_version": "scicode-69a8cfc",
+        "timeout": 1800,
+        "scorer": "sandboxed records; extraction=original",
     }
     return base | kw
 
@@ -346,6 +348,8 @@ LEADERBOARD, SCICODE_PAPER, SCIBENCH_PAPER = (
         (_scicode(steps_counted=291), set()),
         (_scicode(steps_counted="288"), LEADERBOARD),
         (_scicode(prompt="chat"), set()),
+        (_scicode(timeout=300), set()),
+        (_scicode(scorer="sandboxed records; extraction=inspect"), set()),
         (_scicode(split="dev", steps_counted=50), set()),
         (_scicode(background=None), set()),
         (_scibench(), SCIBENCH_PAPER),

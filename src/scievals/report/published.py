@@ -67,7 +67,14 @@ def references_for(protocol: Mapping[str, Any], ignore: tuple[str, ...] = ()) ->
     return [ref for ref in REFERENCES if matches(ref, protocol, ignore)]
 
 
-_SCICODE_BASE = {"split": "test", "steps_counted": 288, "prompt": "single_turn"}
+# The leaderboard and the paper ran the original harness: its extraction and its 1800 s timeout.
+_SCICODE_BASE = {
+    "split": "test",
+    "steps_counted": 288,
+    "prompt": "single_turn",
+    "timeout": 1800,
+    "scorer": lambda value: isinstance(value, str) and "extraction=original" in value,
+}
 _LEADERBOARD = "SciCode leaderboard"
 _SCICODE_PAPER = "SciCode paper, Table 3"
 _SCIBENCH_PAPER = "SciBench paper, Table 3"
