@@ -114,7 +114,8 @@ def _step(raw: dict[str, Any], presupplied: dict[str, str]) -> Step:
         description=raw["step_description_prompt"],
         background=raw.get("step_background") or "",
         function_header=raw["function_header"],
-        return_line=raw.get("return_line") or "",
+        # 13.6 and 62.1 have none; both harnesses format it as "None", and so do we.
+        return_line=str(raw.get("return_line")),
         tests=tests,
         gold_code=raw.get("ground_truth_code"),
         presupplied_code=presupplied.get(raw["step_number"]),
