@@ -7,14 +7,12 @@ problems, so CI shows the whole path a user takes with a local model, not just g
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
-from test_local_eval import HAVE_LLAMA, MODEL, free_port, wait_ready
+from test_local_eval import HAVE_LLAMA, MODEL, served
 
 import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
 from scievals.scibench.task import scibench
@@ -77,26 +75,9 @@ def test_benchmarks_in_process(tmp_path: Path) -> None:
 
 
 def test_benchmarks_through_the_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/v1"
-    with open(tmp_path / "server.log", "wb") as log_fh:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "scievals.cli", "serve", "local", "--model", MODEL,
-             "--port", str(port), "--n-threads", "1", "--n-ctx", "8192"],
-            stdout=log_fh,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        wait_ready(proc, url)
-        monkeypatch.setenv("LOCAL_API_KEY", "none")
+    monkeypatch.setenv("LOCAL_API_KEY", "none")
+    with served(tmp_path, n_ctx=8192) as url:
         code, bench = run_benchmarks(
             f"openai-api/local/{MODEL}", tmp_path / "logs", model_base_url=url
         )
-        check(code, bench)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    check(code, bench)

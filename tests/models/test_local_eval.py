@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -121,16 +123,16 @@ def wait_ready(proc: subprocess.Popen[bytes], url: str, timeout: float = 180.0) 
     raise AssertionError(f"server at {url} not ready after {timeout:.0f} s")
 
 
-def test_served_eval_matches_in_process(
-    in_process: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@contextmanager
+def served(tmp_path: Path, n_ctx: int) -> Iterator[str]:
+    """``scievals serve local`` for the test model on a free loopback port; yields its URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/v1"
     server_log = tmp_path / "server.log"
     with open(server_log, "wb") as log_fh:
         proc = subprocess.Popen(
             [sys.executable, "-m", "scievals.cli", "serve", "local", "--model", MODEL,
-             "--port", str(port), "--n-threads", "1", "--n-ctx", "2048"],
+             "--port", str(port), "--n-threads", "1", "--n-ctx", str(n_ctx)],
             stdout=log_fh,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
@@ -139,15 +141,7 @@ def test_served_eval_matches_in_process(
             wait_ready(proc, url)
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n{server_log.read_text()}") from None
-        monkeypatch.setenv("LOCAL_API_KEY", "none")  # the server needs none; Inspect wants one
-        log = run_eval(
-            f"openai-api/local/{MODEL}",
-            tmp_path / "logs",
-            model_base_url=url,
-            extra_body={"repeat_penalty": 1.0},  # the server's default is 1.1, ours 1.0
-        )
-        # Same file, same chat template (the GGUF's), greedy decoding: the same text.
-        assert completions(log) == in_process
+        yield url
     finally:
         proc.terminate()
         try:
@@ -155,6 +149,21 @@ def test_served_eval_matches_in_process(
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_served_eval_matches_in_process(
+    in_process: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LOCAL_API_KEY", "none")  # the server needs none; Inspect wants one
+    with served(tmp_path, n_ctx=2048) as url:
+        log = run_eval(
+            f"openai-api/local/{MODEL}",
+            tmp_path / "logs",
+            model_base_url=url,
+            extra_body={"repeat_penalty": 1.0},  # the server's default is 1.1, ours 1.0
+        )
+    # Same file, same chat template (the GGUF's), greedy decoding: the same text.
+    assert completions(log) == in_process
 
 
 def test_prompt_longer_than_the_context_is_model_length() -> None:
