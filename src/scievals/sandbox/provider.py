@@ -31,18 +31,21 @@ from pydantic import BaseModel
 
 from scievals.sandbox.engine import Engine, Limits, Request, engine
 
+_DEFAULTS = Limits()
+
 
 class ScievalsSandboxConfig(BaseModel, frozen=True):
     """Configuration for ``sandbox=("scievals", ScievalsSandboxConfig(...))`` (all optional)."""
 
-    memory_gib: float = 4.0
-    cpu_seconds: float = 600.0
-    wall_seconds: float = 1800.0
-    processes: int = 64
-    file_mib: int = 256
-    open_files: int = 256
-    output_kib: int = 1024
-    tmp_mib: int = 256
+    # Defaults are the engine's own (``Limits``), so the two cannot drift apart.
+    memory_gib: float = _DEFAULTS.memory_gib
+    cpu_seconds: float = _DEFAULTS.cpu_seconds
+    wall_seconds: float = _DEFAULTS.wall_seconds
+    processes: int = _DEFAULTS.processes
+    file_mib: int = _DEFAULTS.file_mib
+    open_files: int = _DEFAULTS.open_files
+    output_kib: int = _DEFAULTS.output_kib
+    tmp_mib: int = _DEFAULTS.tmp_mib
     max_concurrency: int | None = None
     """Executions at once in this process (default: the number of CPUs)."""
 
