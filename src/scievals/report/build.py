@@ -55,12 +55,13 @@ class Section:
 def _protocol_cells(run: Run) -> list[str]:
     return [oc.describe(run.protocol.get(k)) for k in PROTOCOL_KEYS] + [
         oc.describe(run.temperature) if run.temperature is not None else "default",
+        oc.describe(run.max_tokens) if run.max_tokens is not None else "default",
         str(run.epochs),
     ]
 
 
 def _protocol_columns() -> list[str]:
-    return [PROTOCOL_LABELS[k] for k in PROTOCOL_KEYS] + ["temperature", "epochs"]
+    return [PROTOCOL_LABELS[k] for k in PROTOCOL_KEYS] + ["temperature", "max tokens", "epochs"]
 
 
 def _k_of_n(est: Estimate | None) -> str:
@@ -259,10 +260,11 @@ def compare_runs(a: Run, b: Run) -> list[Comparison]:
 
 
 def _differs(a: Run, b: Run) -> str:
-    """What separates two runs: the model and any protocol field, temperature or epochs."""
+    """What separates two runs: the model, any protocol field or generation setting, epochs."""
     fields = [("model", a.model, b.model)]
     fields += [(PROTOCOL_LABELS[k], a.protocol.get(k), b.protocol.get(k)) for k in PROTOCOL_KEYS]
-    fields += [("temperature", a.temperature, b.temperature), ("epochs", a.epochs, b.epochs)]
+    fields += [("temperature", a.temperature, b.temperature)]
+    fields += [("max tokens", a.max_tokens, b.max_tokens), ("epochs", a.epochs, b.epochs)]
     diffs = [f"{name}: {oc.describe(x)} -> {oc.describe(y)}" for name, x, y in fields if x != y]
     return "; ".join(diffs) or "nothing (a repeat)"
 

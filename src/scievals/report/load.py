@@ -52,6 +52,9 @@ class Run:
     status: str
     samples: list[SampleResult]
     errors: int  # samples that ended in an error and carry no score
+    max_tokens: int | None = None
+    task_args: dict[str, Any] = field(default_factory=dict)
+    parts: tuple[str, ...] = ()  # the logs a combined run was made from; () for one log
     name: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -60,9 +63,18 @@ class Run:
         return str(self.protocol.get("benchmark") or "unknown")
 
     def key(self) -> str:
-        """What makes two runs the same row: model, protocol, temperature and epochs."""
-        record = [self.benchmark, self.model, self.protocol, self.temperature, self.epochs]
+        """What makes two runs one experiment: model, protocol, generation settings and epochs.
+
+        The number of steps counted is left out: it follows the problems a run selected, and runs
+        over disjoint problems of one experiment are shards of it (see ``load_runs``).
+        """
+        protocol = {k: v for k, v in self.protocol.items() if k != "steps_counted"}
+        record = [self.benchmark, self.model, protocol]
+        record += [self.temperature, self.max_tokens, self.epochs]
         return json.dumps(record, sort_keys=True, default=str)
+
+    def sample_ids(self) -> frozenset[str]:
+        return frozenset(s.id for s in self.samples)
 
 
 def natural_key(text: str) -> tuple[Any, ...]:
@@ -126,19 +138,23 @@ def run_from_log(log: EvalLog) -> Run:
         status=log.status,
         samples=samples,
         errors=errors,
+        max_tokens=effective_generate_config(log).max_tokens,
+        task_args=dict(log.eval.task_args or {}),
     )
 
 
 def _run_order(run: Run) -> tuple[Any, ...]:
     rank = BENCHMARK_ORDER.index(run.benchmark) if run.benchmark in BENCHMARK_ORDER else 99
-    return (rank, run.benchmark, run.model, run.created, run.key())
+    return (rank, run.benchmark, run.model, run.created, run.key(), run.path)
 
 
 def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
     """Read every scievals log under ``paths``; returns the runs and notes on what was left out.
 
-    Logs of other tasks are skipped. When several logs share model, protocol, temperature and
-    epochs (a retry, a rerun), the newest successful one is kept and the others are noted.
+    Logs of other tasks are skipped. Logs of one experiment (same model, protocol, generation
+    settings and epochs) are reconciled: of logs over the same problems (a retry, a rerun) the
+    newest successful one is kept and the others are noted; logs over disjoint problems (a run
+    split by books or sample ids, across machines or sessions) are combined into one run.
     Runs are named r1, r2, ... in order of benchmark (SciCode first), model and creation time.
     """
     notes: list[str] = []
@@ -152,16 +168,66 @@ def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
         by_key.setdefault(run.key(), []).append(run)
     runs: list[Run] = []
     for group in by_key.values():
-        group.sort(key=lambda r: (r.status == "success", r.created))
-        kept = group[-1]
-        for other in group[:-1]:
-            notes.append(f"superseded {other.path} by {kept.path} (same model and protocol)")
-        if kept.status != "success":
-            kept.notes.append(f"log status: {kept.status}")
-        if kept.errors:
-            kept.notes.append(f"{kept.errors} sample(s) ended in an error and are not counted")
-        runs.append(kept)
+        runs += _reconcile(group, notes)
     runs.sort(key=_run_order)
     for i, run in enumerate(runs, 1):
         run.name = f"r{i}"
     return runs, notes
+
+
+def _reconcile(group: list[Run], notes: list[str]) -> list[Run]:
+    """One experiment's logs -> its runs: reruns superseded, disjoint shards combined."""
+    group.sort(key=lambda r: (r.status == "success", r.created), reverse=True)
+    kept: list[Run] = []
+    for run in group:
+        twin = next((k for k in kept if k.sample_ids() == run.sample_ids()), None)
+        if twin is not None:
+            notes.append(f"superseded {run.path} by {twin.path} (same model and protocol)")
+        else:
+            kept.append(run)
+    disjoint = sum(len(r.sample_ids()) for r in kept) == len(
+        frozenset().union(*map(Run.sample_ids, kept))
+    )
+    if len(kept) > 1 and disjoint:
+        kept = [_combine(kept)]
+    for run in kept:
+        if run.status != "success":
+            run.notes.append(f"log status: {run.status}")
+        if run.errors:
+            run.notes.append(f"{run.errors} sample(s) ended in an error and are not counted")
+    return kept
+
+
+def _combine(shards: list[Run]) -> Run:
+    """One run from shards over disjoint problems.
+
+    Steps counted add up over shards that selected different problems (other task arguments or
+    another count); shards of one selection split by Inspect's ``--sample-id`` or ``--limit``
+    share the dataset, so its count is taken once.
+    """
+    shards = sorted(shards, key=lambda r: r.path)
+    selections = {
+        json.dumps([r.task_args, r.protocol.get("steps_counted")], sort_keys=True, default=str): r
+        for r in shards
+    }
+    counts = [r.protocol.get("steps_counted") for r in selections.values()]
+    steps = sum(counts) if all(isinstance(c, int) for c in counts) else None
+    failed = [r.status for r in shards if r.status != "success"]
+    samples = [s for r in shards for s in r.samples]
+    samples.sort(key=lambda s: (natural_key(s.id), s.epoch))
+    first = shards[0]
+    return Run(
+        path=" + ".join(r.path for r in shards),
+        task=first.task,
+        model=first.model,
+        protocol={**first.protocol, "steps_counted": steps},
+        temperature=first.temperature,
+        epochs=first.epochs,
+        created=max(r.created for r in shards),
+        status=failed[0] if failed else "success",
+        samples=samples,
+        errors=sum(r.errors for r in shards),
+        max_tokens=first.max_tokens,
+        parts=tuple(r.path for r in shards),
+        notes=[f"combined from {len(shards)} logs over disjoint problems"],
+    )

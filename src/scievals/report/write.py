@@ -16,11 +16,13 @@ Format = Literal["md", "csv", "html"]
 
 
 def resolve_pairs(runs: Sequence[Run], specs: Sequence[Sequence[str]]) -> list[tuple[Run, Run]]:
-    """Pairs named by run name (r1) or log path; raises ValueError on names that match no run."""
+    """Pairs named by run name (r1) or log path (any of a combined run's); raises ValueError on
+    names that match no run."""
 
     def find(name: str) -> Run:
         for run in runs:
-            if name in (run.name, run.path) or Path(run.path).name == name:
+            paths = run.parts or (run.path,)
+            if name in (run.name, run.path, *paths) or name in {Path(p).name for p in paths}:
                 return run
         known = ", ".join(f"{r.name}={Path(r.path).name}" for r in runs)
         raise ValueError(f"--compare: no run {name!r} (runs: {known})")
