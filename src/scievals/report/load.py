@@ -206,11 +206,12 @@ def _combine(shards: list[Run]) -> Run:
     share the dataset, so its count is taken once.
     """
     shards = sorted(shards, key=lambda r: r.path)
-    selections = {
-        json.dumps([r.task_args, r.protocol.get("steps_counted")], sort_keys=True, default=str): r
+    counts = {
+        json.dumps([r.task_args, r.protocol.get("steps_counted")], sort_keys=True, default=str): (
+            r.protocol.get("steps_counted")
+        )
         for r in shards
-    }
-    counts = [r.protocol.get("steps_counted") for r in selections.values()]
+    }.values()
     steps = sum(counts) if all(isinstance(c, int) for c in counts) else None
     failed = [r.status for r in shards if r.status != "success"]
     samples = [s for r in shards for s in r.samples]
