@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
+from scievals.report.plots import _errorbars
 from scievals.report.stats import (
+    Estimate,
     Outcome,
     bootstrap_ratio,
     epochs_interval,
@@ -30,6 +33,13 @@ from scievals.report.stats import (
 def test_wilson(k: int, n: int, lo: float, hi: float) -> None:
     got = wilson(k, n)
     assert got == pytest.approx((lo, hi), abs=1e-5)
+
+
+@pytest.mark.parametrize("n", range(1, 1001))
+def test_wilson_holds_its_estimate_exactly_at_the_ends(n: int) -> None:
+    assert (
+        wilson(0, n)[0] == 0.0 and wilson(n, n)[1] == 1.0
+    )  # rounding went past them at n = 10, 33, ...
 
 
 def test_wilson_of_nothing_is_undefined() -> None:
@@ -145,3 +155,9 @@ def test_paired_when_every_unit_flips_the_same_way() -> None:
 
 def test_paired_without_common_units() -> None:
     assert paired(_units([1]), [Outcome(1, "x", "x", 1)]) is None
+
+
+def test_error_bars_stop_at_the_value_when_an_interval_misses_it() -> None:
+    vals, err = _errorbars([Estimate(0.2, 0.25, 0.5, 10, "bootstrap"), None])
+    assert vals[0] == pytest.approx(20.0) and np.isnan(vals[1])
+    assert err.tolist() == [[0.0, 0.0], [pytest.approx(30.0), 0.0]]

@@ -72,7 +72,8 @@ def wilson(k: float, n: int, z: float = Z) -> tuple[float, float]:
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # The interval holds p; at k = 0 or n rounding alone could put a bound a hair past it.
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
 
 
 def bootstrap_ratio(
