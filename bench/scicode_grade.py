@@ -1,34 +1,37 @@
-"""Wall time to grade the 50 gold SciCode dev steps, three ways, against the physical floor.
+"""Grading the 50 gold SciCode dev steps: the commands users run, against the official way and
+the floor, all in one run.
 
-1. the original harness's way: one program per step (dependencies, earlier steps, this step, an
+1. the official harness's way: one program per step (dependencies, earlier steps, this step, an
    h5 read of its targets, the tests), each run by a fresh ``python``, one after another;
-2. Inspect's ``local`` sandbox running our step programs, as many at a time as there are CPUs;
-3. our sandbox (isolated, warm zygote, parallel): the default.
+2. ``scievals grade scicode gold.jsonl --split dev``, as a process;
+3. ``scievals eval scicode --model scievals/reference --split dev``, as a process (Inspect runs
+   the samples; the reference model answers with gold code).
 The floor is the step programs' own work (CPU time after interpreter start-up and imports,
-measured in way 1) divided by the CPUs, or the longest single step where that is larger.
-All three use the pinned scoring runtime's interpreter. Usage: python bench/scicode_grade.py
+measured in way 1) divided by the CPUs, or the longest single step where that is larger. For
+2 and 3 it prints the peak memory of the harness process (its own RSS) and of the whole process
+tree, sandbox included (a memory cgroup's high-water mark, where cgroup v1 memory is
+available). Usage: python bench/scicode_grade.py [--skip-eval]
 """
 
 from __future__ import annotations
 
-import asyncio
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
-from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
-
-from scievals.sandbox import describe, session
+from scievals.sandbox import describe
 from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.dataset import Problem, Step, load_problems
 from scievals.scicode.regenerate import ensure_dev_targets
-from scievals.scicode.scorer import score_problem
-from scievals.scicode.targets import TargetFile
 
 SRC = Path(__file__).resolve().parents[1] / "src"
+SCIEVALS = str(Path(sys.executable).with_name("scievals"))
+CGROUP_V1 = Path("/sys/fs/cgroup/memory")
 # What the original program imports before its tests (its parse module pulls these in).
 PREAMBLE = (
     "import sys, time as __bench_time\n"
@@ -41,8 +44,7 @@ PREAMBLE = (
 
 
 def original_program(problem: Problem, step: Step, h5: Path) -> str:
-    index = problem.steps.index(step)
-    previous = "\n".join(s.gold_code or s.presupplied_code or "" for s in problem.steps[:index])
+    previous = "\n".join(problem.gold_codes()[s.step_id] for s in problem.earlier(step))
     lines = [
         PREAMBLE + problem.dependencies,
         previous,
@@ -57,7 +59,9 @@ def original_program(problem: Problem, step: Step, h5: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def original_way(python: str, h5: Path, steps: list[tuple[Problem, Step]]) -> tuple[int, list[float]]:
+def original_way(
+    python: str, h5: Path, steps: list[tuple[Problem, Step]]
+) -> tuple[int, list[float]]:
     env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
     passed, own = 0, []
     with tempfile.TemporaryDirectory() as tmp:
@@ -71,84 +75,98 @@ def original_way(python: str, h5: Path, steps: list[tuple[Problem, Step]]) -> tu
     return passed, own
 
 
-async def our_scorer(env, problems, targets: TargetFile) -> int:
-    async def one(problem: Problem) -> float:
-        codes = {s.step_id: s.gold_code or s.presupplied_code or "" for s in problem.steps}
-        score = await score_problem(
-            env, problem, codes, lambda s: targets.step(s.step_id, len(s.tests)), 300
-        )
-        return sum(score.value.values())
-
-    return int(sum(await asyncio.gather(*(one(p) for p in problems))))
-
-
-async def with_ours(problems, targets) -> int:
-    async with session() as env:
-        return await our_scorer(env, problems, targets)
-
-
-class _Gated:
-    """Inspect's local sandbox, at most ``width`` executions at a time, with the runtime python."""
-
-    def __init__(self, python: str, width: int):
-        self.box = LocalSandboxEnvironment()
-        self.gate = asyncio.Semaphore(width)
-        self.python = python
-
-    async def exec(self, cmd, **kwargs):
-        async with self.gate:
-            env = {"OPENBLAS_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-            return await self.box.exec([self.python, *cmd[1:]], env=env, timeout=kwargs.get("timeout"))
-
-    async def read_file(self, file, text=True):
-        return await self.box.read_file(file, text)
+def measured(cmd: list[str]) -> tuple[float, str, str, int, int | None]:
+    """Run ``cmd``: wall seconds, stdout, stderr, the process's peak RSS, the tree's peak."""
+    group = None
+    if os.geteuid() == 0 and (CGROUP_V1 / "memory.max_usage_in_bytes").exists():
+        group = CGROUP_V1 / f"scievals-bench-{uuid.uuid4().hex[:8]}"
+        group.mkdir()
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, preexec_fn=_join(group))
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    tree = None
+    if group is not None:
+        tree = int((group / "memory.max_usage_in_bytes").read_text())
+        group.rmdir()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:3])} failed: {stderr.strip()[-500:]}")
+    return wall, stdout, stderr, usage.ru_maxrss * 1024, tree
 
 
-async def with_local(python: str, width: int, problems, targets) -> int:
-    env = _Gated(python, width)
-    try:
-        return await our_scorer(env, problems, targets)
-    finally:
-        env.box.directory.cleanup()
+def _join(group: Path | None):
+    if group is None:
+        return None
+    return lambda: (group / "cgroup.procs").write_text(str(os.getpid()))
 
 
-def timed(label: str, fn):
-    start = time.perf_counter()
-    out = fn()
-    wall = time.perf_counter() - start
-    print(f"{label:<52} {wall:8.1f} s", flush=True)
-    return wall, out
+def _mib(n: int | None) -> str:
+    return "n/a" if n is None else f"{n / 2**20:.0f} MiB"
 
 
 def main() -> None:
     cpus = os.cpu_count() or 1
-    runtime = ensure_runtime()
+    python = str(ensure_runtime().python)
     h5 = ensure_dev_targets()
-    targets = TargetFile(h5)
     problems = load_problems("dev")
     steps = [(p, s) for p in problems for s in p.scored_steps]
-    python = str(runtime.python)
     print(f"{len(steps)} gold dev steps, {cpus} CPUs, sandbox mode {describe()['mode']}")
-    base, (base_passed, own) = timed(
-        "original way: fresh python per step, sequential", lambda: original_way(python, h5, steps)
-    )
-    loc, loc_passed = timed(
-        f"Inspect local sandbox, {cpus} at a time",
-        lambda: asyncio.run(with_local(python, cpus, problems, targets)),
-    )
-    ours, our_passed = timed(
-        "scievals sandbox (default)", lambda: asyncio.run(with_ours(problems, targets))
-    )
+    rows = []
+
+    start = time.perf_counter()
+    base_passed, own = original_way(python, h5, steps)
+    base = time.perf_counter() - start
+    rows.append(("official way: fresh python per step, sequential", base, base_passed, None))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        gold = Path(tmp) / "gold.jsonl"
+        gold.write_text(
+            "".join(
+                json.dumps({"step": s.step_id, "completion": f"```python\n{s.gold_code}\n```"})
+                + "\n"
+                for _, s in steps
+            )
+        )
+        wall, out, _, rss, tree = measured(
+            [SCIEVALS, "grade", "scicode", str(gold), "--split", "dev"]
+        )
+        passed = json.loads(out.strip().splitlines()[-1])["summary"]["total_subproblems_solved"]
+        rows.append(("scievals grade scicode (a process)", wall, passed, (rss, tree)))
+        if "--skip-eval" not in sys.argv:
+            cmd = [SCIEVALS, "eval", "scicode", "--model", "scievals/reference", "--split", "dev"]
+            wall, out, err, rss, tree = measured([*cmd, "--log-dir", tmp])
+            log = max(Path(tmp).glob("*.eval"), key=lambda p: p.stat().st_mtime)
+            passed = _passed_steps(log)
+            rows.append(
+                ("scievals eval scicode --model scievals/reference", wall, passed, (rss, tree))
+            )
+
     floor = max(sum(own) / cpus, max(own))
-    print(f"passed: original {base_passed}/50, local {loc_passed}/50, ours {our_passed}/50")
+    print(f"\n{'way':<52} {'wall':>8} {'passed':>7} {'/floor':>7} {'harness':>9} {'tree':>9}")
+    for label, wall, passed, memory in rows:
+        harness, tree = memory if memory else (None, None)
+        print(
+            f"{label:<52} {wall:7.1f}s {passed:>4}/50 {wall / floor:6.2f}x "
+            f"{_mib(harness):>9} {_mib(tree):>9}"
+        )
     print(
-        f"steps' own work: {sum(own):.1f} s CPU (longest step {max(own):.1f} s); "
+        f"\nsteps' own work: {sum(own):.1f} s CPU (longest step {max(own):.1f} s); "
         f"floor {floor:.1f} s on {cpus} CPUs"
     )
-    print(
-        f"ratios: original/ours {base / ours:.2f}x, local/ours {loc / ours:.2f}x, "
-        f"ours/floor {ours / floor:.2f}x (aim: <= 1.3)"
-    )
+    for label, wall, _, _ in rows[1:]:
+        print(f"official way / {label.split(' (')[0]}: {base / wall:.2f}x")
+
+
+def _passed_steps(log: Path) -> int:
+    from inspect_ai.log import read_eval_log
+
+    result = read_eval_log(str(log))
+    metrics = {name: m.value for s in result.results.scores for name, m in s.metrics.items()}
+    return int(metrics["total_subproblems_solved"])
 
 
 if __name__ == "__main__":

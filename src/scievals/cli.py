@@ -11,6 +11,9 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from scievals.artifacts import ArtifactError
+from scievals.inputs import InputError
+
 ROOM_COMMANDS = (
     "scievals.scicode.cli",
     "scievals.scibench.cli",
@@ -21,8 +24,7 @@ ROOM_COMMANDS = (
 )
 
 # Options of `inspect eval` that `scievals eval` passes through unchanged. `--timeout` is not
-# among them: for our tasks it is the per-execution timeout (it becomes -T timeout=...). `--timeout` is not
-# among them: for our tasks it means the per-execution timeout (-T timeout=...).
+# among them: for our tasks it is the per-execution timeout (it becomes -T timeout=...).
 PASS_THROUGH = {
     "--model": 1,
     "--limit": 1,
@@ -139,13 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(ns.func(ns) or 0)
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # one clear line, not a traceback, for expected failures
-        from scievals.artifacts import ArtifactError
-
-        if isinstance(exc, ArtifactError | FileNotFoundError | ValueError):
-            print(f"scievals: error: {exc}", file=sys.stderr)
-            return 2
-        raise
+    except (InputError, ArtifactError, FileNotFoundError) as exc:
+        # The user can act on these: one line. Anything else is our bug and keeps its traceback.
+        print(f"scievals: error: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

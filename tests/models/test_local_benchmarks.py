@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
-from test_local_eval import HAVE_LLAMA, MODEL, served
 
 import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
 from scievals.scibench.task import scibench
 from scievals.scicode.task import scicode
+
+from .test_local_eval import HAVE_LLAMA, MODEL, served
 
 SCIBENCH_DATA = (
     Path(

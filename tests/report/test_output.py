@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scievals.inputs import InputError
 from scievals.report import cli, write_report
 from scievals.report.load import load_runs
 
@@ -130,7 +131,7 @@ def test_repeated_log_is_superseded(logs: Logs, tmp_path: Path) -> None:
 def test_missing_path_is_one_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no such log"):
         write_report([tmp_path / "nope"], tmp_path / "out")
-    with pytest.raises(ValueError, match="no scievals logs"):
+    with pytest.raises(InputError, match="no scievals logs"):
         write_report([tmp_path], tmp_path / "out")
 
 
@@ -169,5 +170,5 @@ def test_cli_rejects_unknown_run(logs: Logs, tmp_path: Path) -> None:
     ns = _parser().parse_args(
         ["report", str(logs.root), "--out", str(tmp_path), "--compare", "r1", "r9"]
     )
-    with pytest.raises(ValueError, match="no run 'r9'"):
+    with pytest.raises(InputError, match="no run 'r9'"):
         ns.func(ns)

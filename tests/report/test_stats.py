@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from scievals.report.plots import _errorbars
-from scievals.report.stats import (
+from scievals.stats import (
     Estimate,
     Outcome,
     bootstrap_ratio,

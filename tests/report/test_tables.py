@@ -12,8 +12,8 @@ from inspect_ai.log import read_eval_log
 from scievals.report.build import Section, build_sections, default_pairs
 from scievals.report.load import Run, load_runs
 from scievals.report.published import REFERENCES, matches, references_for
-from scievals.report.stats import bootstrap_ratio
 from scievals.report.tables import Table, text
+from scievals.stats import bootstrap_ratio
 
 from .conftest import Logs
 

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
+import textwrap
 import time
 from pathlib import Path
 
+from scievals.sandbox import sampledir
 from scievals.sandbox._zygote import tree
 from scievals.sandbox.engine import engine
+from scievals.sandbox.outcome import Outcome, run_program
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
 SECRET = "sk-scievals-test-secret-5f1c"
+EMPTY_THE_DIRECTORY = """
+import os, shutil
+for p in os.listdir():
+    if os.path.isdir(p) and not os.path.islink(p):
+        shutil.rmtree(p)
+    else:
+        os.remove(p)
+"""
 
 
 def run(coro):
@@ -21,6 +33,11 @@ def run(coro):
 def make_box(**config) -> ScievalsSandbox:
     os.environ["SCIEVALS_TEST_API_KEY"] = SECRET  # in the harness's environment, never the child's
     return ScievalsSandbox(ScievalsSandboxConfig(**config), engine())
+
+
+def outcome(box: ScievalsSandbox, code: str, **kw) -> Outcome:
+    """Run Python ``code`` (dedented) through the structured API."""
+    return run(run_program(box, ["python3", "-c", textwrap.dedent(code)], **kw))
 
 
 def sandbox_pids() -> list[int]:
@@ -37,9 +54,46 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+def our_cgroups() -> list[Path]:
+    """Per-execution cgroups of this process that still exist."""
+    eng = engine()
+    parents = {p for p in (eng.enforced.cgroups.memory, eng.enforced.cgroups.pids) if p}
+    prefix = f"scievals-{os.getpid()}-"
+    return [
+        d
+        for parent in parents
+        for d in parent.iterdir()
+        if d.name.startswith(prefix) and d.name != f"{prefix}harness"
+    ]
+
+
+def our_mounts() -> list[str]:
+    """Mounts of this process's sample directories that belong to no live sandbox."""
+    prefix = f"{tempfile.gettempdir()}/scievals-sample-{os.getpid()}-"
+    live = {str(p) for p in sampledir.live()}
+    points = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4]
+        if point.startswith(prefix) and point not in live:
+            points.append(point)
+    return points
+
+
+def our_dirs() -> list[Path]:
+    """Sample and zygote directories of this process that belong to nothing live."""
+    tmp = Path(tempfile.gettempdir())
+    live = sampledir.live() | ({engine()._dir} if engine()._dir else set())
+    names = (f"scievals-sample-{os.getpid()}-", f"scievals-zygote-{os.getpid()}-")
+    return [p for p in tmp.iterdir() if p.name.startswith(names) and p not in live]
+
+
 def assert_no_leftovers() -> None:
-    """Every execution's processes are gone (supervisors may take a moment to exit)."""
+    """Every execution's processes, cgroups, mounts and directories are gone (supervisors may take
+    a moment to exit)."""
     deadline = time.monotonic() + 5
-    while sandbox_pids() and time.monotonic() < deadline:
+    while (sandbox_pids() or our_cgroups()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sandbox_pids() == []
+    assert our_cgroups() == []
+    assert our_mounts() == []
+    assert our_dirs() == []

@@ -9,19 +9,16 @@ import math
 
 import pytest
 
-from scievals.scibench.answers import (
-    faithful_score,
-    faithful_tool_score,
-    official_code,
-    official_extract,
-    official_unit,
+from scievals.scibench.code_blocks import official_code, robust_code
+from scievals.scibench.faithful import faithful_score, faithful_tool_score, official_extract
+from scievals.scibench.robust import (
     parse_gold,
     parse_number,
-    robust_code,
     robust_extract,
     robust_score,
     robust_tool_score,
 )
+from scievals.scibench.units import official_unit
 
 J = "$10^{-19} \\mathrm{~J}$"  # scale followed by a real unit: rescaled (spec 1.3 path 1)
 BLANK = "$10^6$ "  # scale then only whitespace: rescaled, blank unit (path 2, thermo[2])

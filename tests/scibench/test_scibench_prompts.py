@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from scibench_helpers import DATA, needs_data
 
 from scievals.scibench import prompts
 from scievals.scibench.dataset import BOOKS, Record, Source, detect_version
+
+from .scibench_helpers import DATA, needs_data
 
 pytestmark = needs_data
 

@@ -8,15 +8,17 @@ import json
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage
-from scibench_helpers import DATA, last_user_text, needs_data, scripted
 
-from scievals.scibench import reference
+from scievals.inputs import InputError
 from scievals.scibench.cli import register
 from scievals.scibench.dataset import Source
 from scievals.scibench.errors import analyze_log, parse_category
 from scievals.scibench.exam import load_exams, parse_points
-from scievals.scibench.metrics import wilson
+from scievals.scibench.grade import grade_file
+from scievals.scibench.reference import reply_for
 from scievals.scibench.task import scibench
+
+from .scibench_helpers import DATA, last_user_text, needs_data, scripted
 
 pytestmark = needs_data
 
@@ -37,9 +39,9 @@ def cli_main(argv: list[str]) -> int:
 
 
 def test_grade_cli(tmp_path, capsys):
-    source = Source("main", DATA)
+    atkins3 = Source("main", DATA).book("atkins")[3]
     lines = [
-        {"book": "atkins", "index": 3, "response": reference.reply_for(source.book("atkins")[3])},
+        {"book": "atkins", "index": 3, "response": reply_for(atkins3.answer_number, atkins3.unit)},
         {"book": "diff", "index": 26, "response": "so \\boxed{\u22122}"},
         {"book": "stat", "index": 0, "response": "no idea"},
     ]
@@ -57,17 +59,34 @@ def test_grade_cli(tmp_path, capsys):
         assert summary["by_subject"]["math"] == {"correct": expected[1], "total": 2}
 
 
-def test_grade_cli_rejects_bad_lines(tmp_path):
+ATKINS_3 = {"book": "atkins", "index": 3, "response": "x"}
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([{**ATKINS_3, "index": 999}], ":1: atkins has 105 problems, no 999"),
+        ([{**ATKINS_3, "book": "physics"}], ":1: unknown SciBench book 'physics'"),
+        ([ATKINS_3, {}, ATKINS_3], ':2: expected {"book", "index", "response"}'),
+        ([ATKINS_3, ATKINS_3], ":2: problem atkins 3 is given again (first on line 1)"),
+        ([{**ATKINS_3, "index": "3"}], ":1: index must be an integer"),
+        ([{**ATKINS_3, "response": 3.5}], ":1: book and response must be strings"),
+    ],
+    ids=["index", "book", "keys", "twice", "index-type", "response-type"],
+)
+def test_grade_cli_names_the_bad_line(tmp_path, lines, message):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"book": "atkins", "index": 999, "response": "x"}) + "\n")
-    with pytest.raises(ValueError, match="line 1: atkins has 105 problems"):
+    bad.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    with pytest.raises(InputError) as info:
         cli_main(["grade", "scibench", str(bad), "--data-dir", str(DATA)])
+    assert str(info.value).startswith(str(bad)) and message in str(info.value)
 
 
-def test_wilson_interval():
-    low, high = wilson(232, 580)  # 40%: about +-4 points (spec 7)
-    assert low == pytest.approx(0.3606, abs=1e-3) and high == pytest.approx(0.4407, abs=1e-3)
-    assert wilson(0, 0) == (0.0, 1.0)
+def test_grade_of_no_lines_has_no_interval(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    results, summary = grade_file(empty, data_dir=str(DATA))
+    assert results == [] and summary["total"] == 0 and summary["wilson_low"] is None
 
 
 # ---- exam -----------------------------------------------------------------------------------
@@ -120,6 +139,7 @@ def test_exam_end_to_end_with_scripted_grader(tmp_path):
         task,
         model=scripted(student),
         model_roles={"grader": scripted(grader)},
+        epochs=2,  # agreeing epochs: the points of one
         display="none",
         log_dir=str(tmp_path),
     )[0]
@@ -134,11 +154,14 @@ def test_exam_end_to_end_with_scripted_grader(tmp_path):
 
 
 def test_exam_needs_a_file_and_a_valid_format(tmp_path):
-    with pytest.raises(ValueError, match="not public"):
+    with pytest.raises(InputError, match="not public"):
         scibench(subset="exam")
     broken = tmp_path / "broken.json"
     broken.write_text(json.dumps({"name": "X", "problems": [{"question": "q", "points": 1}]}))
-    with pytest.raises(ValueError, match="missing 'rubric'"):
+    with pytest.raises(InputError, match="missing 'rubric'"):
+        load_exams(broken)
+    broken.write_text("{", encoding="utf-8")
+    with pytest.raises(InputError, match="not a JSON exam file"):
         load_exams(broken)
 
 

@@ -9,8 +9,11 @@ import sympy
 
 from scievals.scicode.compare import (
     HELPERS,
+    STRICT_NUMPY,
+    allclose,
     are_csc_matrix_close,
     are_dicts_close,
+    array_equal,
     cmp_tuple_or_list,
 )
 
@@ -139,3 +142,36 @@ def test_are_csc_matrix_close():
 
 def test_helpers_exposed_to_skeletons():
     assert set(HELPERS) == {"are_dicts_close", "are_csc_matrix_close", "cmp_tuple_or_list"}
+
+
+EMPTY_CASES = [
+    ("zero-size-vs-array", np.zeros((0, 1, 1)), np.ones(3), False),
+    ("array-vs-zero-size", np.ones(3), np.zeros((0,)), False),
+    ("both-empty", np.zeros(0), np.zeros(0), True),
+    ("scalar-vs-zero-size", np.zeros((0, 1)), 2.0, False),
+    ("ragged-decided-by-comparison", [1.0, [2.0]], [1.0, [2.0]], None),
+]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"), [c[1:] for c in EMPTY_CASES], ids=[c[0] for c in EMPTY_CASES]
+)
+def test_zero_size_never_matches_non_empty(a, b, expected):
+    """np.allclose broadcasts a zero-size array against anything and says True; we do not."""
+    if expected is None:
+        with pytest.raises(ValueError):
+            allclose(a, b)
+        return
+    assert allclose(a, b) is expected
+    assert STRICT_NUMPY.allclose(a, b) is expected
+    assert array_equal(a, b) is expected
+    assert cmp_tuple_or_list([a], [b]) is expected
+    if not expected:
+        with pytest.raises(ValueError, match="zero-size"):
+            STRICT_NUMPY.isclose(a, b)
+
+
+def test_strict_numpy_is_numpy_otherwise():
+    assert STRICT_NUMPY.ndarray is np.ndarray
+    assert STRICT_NUMPY.linalg is np.linalg
+    assert np.array_equal(STRICT_NUMPY.arange(3), np.arange(3))

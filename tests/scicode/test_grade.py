@@ -209,7 +209,7 @@ def test_honest_reasons(honest_verdicts):
     assert verdicts["38.1"]["reason"] == "test 1: NameError: name 'cross' is not defined"
     assert "NameError: name 'cross'" in verdicts["38.2"]["reason"]
     assert verdicts["3.1"]["reason"].startswith("SyntaxError")
-    assert verdicts["19.2"]["reason"] == "SyntaxError: '(' was never closed"
+    assert verdicts["19.2"]["reason"] == "SyntaxError: '(' was never closed (line 2)"
 
 
 def test_summary(honest_verdicts):
@@ -247,9 +247,11 @@ CHEATS = {
         ),
         True,
     ),
+    # Replacing the recorder's hooks with do-nothing ones: the trusted side then sees no test.
     "29.1": (
         fence(
-            "def __scievals_record__(*args, **kwargs):\n    pass\ndef normalize(v):\n    return v"
+            "class Hooks:\n    def __getattr__(self, name):\n        return lambda *a: a[-1] if a else None\n"
+            "__scievals__ = Hooks()\ndef normalize(v):\n    return v"
         ),
         False,
     ),
@@ -296,8 +298,8 @@ def test_cheats_fail(cheat_verdicts, step):
     if step in ("1.1", "3.1", "4.1"):
         assert verdict["reason_kind"] == "missing_record"
         assert verdict["reason"] == "test 1 did not run to its end (exited early)"
-    elif step == "29.1":
-        assert verdict["reason"] == "test 1: the compared value was never recorded"
+    elif step == "29.1":  # the fake hooks break the program's own tests: nothing is recorded
+        assert verdict["reason"] == "AttributeError: 'str' object has no attribute 'array'"
     elif step == "78.1":
         assert verdict["reason"] == "test 1: AssertionError: Test Case 1 Failed"
     else:
@@ -340,15 +342,22 @@ def test_targets_file_unreachable_from_model_code(tmp_path, dev_targets_file):
     assert verdict["reason_kind"] == "assertion", verdict  # not "targets readable", just wrong
 
 
-def test_forged_done_records_do_not_pass_self_checking_step():
-    """Model code calling the recorder's done marker itself: ignored (wrong caller line)."""
+def test_forged_records_do_not_pass_self_checking_step():
+    """Model code writing begin and end events into the records file itself, then exiting: the
+    trusted side re-runs the test, and the forged events hold no value for its call."""
     forge = fence(
-        "import os\nimport numpy as np\n"
+        "import glob, json, os\nimport numpy as np\n"
         "def pendulum_derivs(state, t, g, L, beta, A, alpha):\n    return np.zeros(2)\n"
-        "for i in range(3):\n    __scievals_begin__(i)\n    __scievals_done__(i)\nos._exit(0)"
+        "for path in glob.glob('scievals-records-*'):\n"
+        "    with open(path, 'a') as fh:\n"
+        "        for i in range(3):\n"
+        "            fh.write(json.dumps({'e': 'begin', 't': i}) + '\\n')\n"
+        "            fh.write(json.dumps({'e': 'end', 't': i}) + '\\n')\n"
+        "os._exit(0)"
     )
     verdicts, _ = asyncio.run(grade({"78.1": forge}))
     assert verdicts[0]["passed"] is False
+    assert verdicts[0]["reason_kind"] in ("exception", "unsupported", "missing_record")
 
 
 def test_patched_numpy_internals_do_not_pass_self_checking_step():
@@ -400,7 +409,7 @@ def test_stdout_when_no_out(tmp_path, capsys):
     assert lines[0] == {
         "step": "1.1",
         "passed": False,
-        "reason": "SyntaxError: invalid syntax",
+        "reason": "SyntaxError: invalid syntax (line 1)",
         "reason_kind": "syntax_error",
     }
     assert lines[1]["summary"]["total_subproblems_solved"] == 0
@@ -440,12 +449,27 @@ def test_missing_file_exit_2(tmp_path, capsys):
     assert "absent.jsonl" in capsys.readouterr().err
 
 
-def test_read_completions_last_line_wins(tmp_path):
+def test_read_completions_refuses_a_step_given_twice(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_text(
         '{"step": "1.1", "completion": "a"}\n\n{"step": "1.1", "completion": "b", "extra": 1}\n'
     )
-    assert read_completions(path) == {"1.1": "b"}
+    with pytest.raises(InputError) as info:
+        read_completions(path)
+    assert str(info.value) == (
+        f"{path}:3: step 1.1 is given again (first on line 1); give each step once"
+    )
+    path.write_text('{"step": "1.1", "completion": "a"}\n{"step": "1.2", "completion": "b"}\n')
+    assert read_completions(path) == {"1.1": "a", "1.2": "b"}
     with pytest.raises(InputError):
         path.write_text("{")
         read_completions(path)
+
+
+def test_read_completions_names_the_line_of_invalid_utf8(tmp_path):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"step": "1.1", "completion": "a"}\n{"step": "1.2", "completion": "\xff"}\n')
+    with pytest.raises(InputError) as info:
+        read_completions(path)
+    assert str(info.value).startswith(f"{path}:2: not valid UTF-8")
+    assert "\n" not in str(info.value)

@@ -15,6 +15,7 @@ import pytest
 from inspect_ai.model import ChatMessageAssistant, ModelName, ModelOutput
 from inspect_ai.solver import TaskState
 
+from scievals.models.reference import REPLY_KEY
 from scievals.scicode import solver as solver_module
 from scievals.scicode.dataset import (
     PRESUPPLIED_STEPS,
@@ -31,7 +32,8 @@ from scievals.scicode.prompts import (
     single_turn_prompt,
     single_turn_template,
 )
-from scievals.scicode.solver import STORE_KEY, scicode_solver
+from scievals.scicode.reference import gold_reply
+from scievals.scicode.solver import STORE_KEY, chat_solver, single_turn_solver
 
 from .conftest import inspect_evals_source, official_source
 
@@ -223,17 +225,22 @@ def test_presupplied_steps_have_whole_class_code():
 
 
 class _Recorder:
+    """A model that records what it is asked, and the reference reply offered for each call."""
+
     def __init__(self, reply: str = "```python\ndef nothing():\n    pass\n```"):
         self.calls: list[list[Any]] = []
+        self.offered: list[str | None] = []
         self.reply = reply
+        self.state: TaskState | None = None
 
     async def generate(self, messages):
         self.calls.append(list(messages))
+        assert self.state is not None
+        self.offered.append(self.state.store.get(REPLY_KEY))
         return ModelOutput.from_content(model="recorder", content=self.reply)
 
 
-def _solve(monkeypatch, problem_id: str, split: str, **kwargs) -> tuple[_Recorder, TaskState]:
-    problems = {p.problem_id: p for p in load_problems(split)}
+def _solve(monkeypatch, factory, problem_id: str, split: str, **kwargs):
     recorder = _Recorder()
     monkeypatch.setattr(solver_module, "get_model", lambda: recorder)
     state = TaskState(
@@ -244,13 +251,14 @@ def _solve(monkeypatch, problem_id: str, split: str, **kwargs) -> tuple[_Recorde
         messages=[],
         metadata={"problem_id": problem_id},
     )
-    solve = scicode_solver(problems, **kwargs)
+    recorder.state = state
+    solve = factory(split=split, **kwargs)
     state = __import__("asyncio").run(solve(state, None))  # type: ignore[arg-type]
     return recorder, state
 
 
 def test_solver_single_turn_presupplied_code_shown_whole(monkeypatch):
-    recorder, state = _solve(monkeypatch, "62", "test")
+    recorder, state = _solve(monkeypatch, single_turn_solver, "62", "test")
     assert len(recorder.calls) == 5  # 62.2 .. 62.6; 62.1 is never asked for
     first = recorder.calls[0][0].text
     assert "class Block" in first and "class EnlargedBlock" in first
@@ -261,10 +269,14 @@ def test_solver_single_turn_presupplied_code_shown_whole(monkeypatch):
     # Each single-turn prompt is one user message; later ones carry the model's earlier code.
     assert all(len(call) == 1 for call in recorder.calls)
     assert "def nothing():" in recorder.calls[1][0].text
+    assert [m.role for m in state.messages] == ["user", "assistant"]
+    assert state.messages[0].text == recorder.calls[-1][0].text
+    # The test split has no gold: nothing is offered to the reference model.
+    assert recorder.offered == [None] * 5
 
 
 def test_solver_chat_presupplied_as_assistant_turn(monkeypatch):
-    recorder, state = _solve(monkeypatch, "13", "test", protocol="chat")
+    recorder, state = _solve(monkeypatch, chat_solver, "13", "test")
     assert len(recorder.calls) == 14
     roles = [m.role for m in state.messages]
     assert roles[:2] == ["system", "user"] and state.messages[1].text == "13"
@@ -275,15 +287,64 @@ def test_solver_chat_presupplied_as_assistant_turn(monkeypatch):
         if isinstance(m, ChatMessageAssistant) and "class Maxwell" in m.text
     ]
     assert len(supplied) == 1
+    # Each call carries the whole conversation so far (system, problem id, earlier turns).
+    assert [len(call) for call in recorder.calls[:2]] == [3, 5]
 
 
 def test_solver_gold_previous_steps(monkeypatch):
-    recorder, state = _solve(monkeypatch, "29", "dev", previous_steps="gold")
+    recorder, state = _solve(monkeypatch, single_turn_solver, "29", "dev", previous_steps="gold")
     gold1 = find_step("29.1", "dev")[1].gold_code
     assert gold1 in recorder.calls[1][0].text
     assert "def nothing" not in recorder.calls[2][0].text
 
 
 def test_solver_original_extraction(monkeypatch):
-    recorder, state = _solve(monkeypatch, "1", "dev", extraction="original")
+    recorder, state = _solve(monkeypatch, single_turn_solver, "1", "dev", extraction="original")
     assert state.store.get(STORE_KEY)["codes"]["1.1"] == "\ndef nothing():\n    pass\n"
+
+
+@pytest.mark.parametrize("factory", [single_turn_solver, chat_solver], ids=["single-turn", "chat"])
+def test_solvers_offer_each_steps_gold_to_the_reference_model(monkeypatch, factory):
+    recorder, state = _solve(monkeypatch, factory, "29", "dev")
+    assert recorder.offered == [gold_reply(s) for s in find_step("29.1", "dev")[0].steps]
+    assert all(recorder.offered)
+    assert REPLY_KEY not in state.store  # not left behind in the log's store
+
+
+def test_task_picks_the_protocols_solver_with_small_params():
+    """What the log's plan records for the solver: its knobs, not the problem set."""
+    from inspect_ai._util.registry import registry_info, registry_params
+
+    from scievals.scicode.task import scicode
+
+    single = scicode(split="dev", previous_steps="gold").solver
+    assert registry_info(single).name == "scievals/single_turn_solver"
+    assert registry_params(single) == {
+        "split": "dev",
+        "source": "package",
+        "provide_scientific_background": False,
+        "previous_steps": "gold",
+        "extraction": "inspect",
+    }
+    chat = scicode(split="dev", prompt_protocol="chat", extraction="original").solver
+    assert registry_info(chat).name == "scievals/chat_solver"
+    assert registry_params(chat) == {
+        "split": "dev",
+        "source": "package",
+        "provide_scientific_background": False,
+        "extraction": "original",
+    }
+
+
+def test_templates_read_once(monkeypatch):
+    """Prompts do not re-read or re-hash the template files (cached per process)."""
+    from scievals.scicode import prompts
+
+    single_turn_template(False)
+    chat_templates()
+    monkeypatch.setattr(prompts, "official_file", lambda *a: pytest.fail("re-read"))
+    monkeypatch.setattr(prompts, "pip_wheel", lambda *a: pytest.fail("re-fetched"))
+    problem = load_problems("dev")[0]
+    for step in problem.steps:
+        single_turn_prompt(problem, step, {}, False)
+        chat_step_prompt(step, False)

@@ -16,13 +16,17 @@ import scipy.sparse
 import sympy
 
 from scievals.artifacts import ArtifactError
-from scievals.scicode.dataset import load_problems
+from scievals.scicode import regenerate
+from scievals.scicode import targets as targets_module
+from scievals.scicode.dataset import find_step, load_problems
 from scievals.scicode.targets import (
+    ENV_H5,
     TargetFile,
     read_step_targets,
     write_test_target,
     write_value,
 )
+from scievals.scicode.targets_source import NO_H5, TargetSource
 
 from .conftest import official
 
@@ -223,6 +227,14 @@ def test_target_file_reads_one_step_only(tmp_path):
         targets.close()
 
 
+def test_target_file_closes_as_context_manager(tmp_path):
+    path = tmp_path / "t.h5"
+    _write(path, [1.0])
+    with TargetFile(path) as targets:
+        assert targets.step("9.1", 1) == [np.float64(1.0)]
+    assert not targets._h5.id.valid
+
+
 def test_target_file_missing(tmp_path):
     with pytest.raises(ArtifactError, match="does not exist"):
         TargetFile(tmp_path / "absent.h5")
@@ -267,3 +279,89 @@ def _member_kind(member: Any) -> str:
     kind = {"f": "float", "i": "int", "c": "complex", "b": "bool", "S": "str", "O": "str"}
     name = kind[member.dtype.kind]
     return name + ("-array" if member.shape else "")
+
+
+# ---- which file serves which step (TargetSource) --------------------------------------------
+
+
+def _open_h5_files() -> int:
+    return h5py.h5f.get_obj_count(h5py.h5f.OBJ_ALL, h5py.h5f.OBJ_FILE)
+
+
+@pytest.mark.parametrize(
+    ("split", "choice", "h5", "note"),
+    [
+        ("test", "auto", None, "official h5 (test_data.h5)"),
+        ("dev", "auto", None, "dev regenerated from gold code"),
+        ("dev", "regenerated", None, "dev regenerated from gold code"),
+        ("dev", "official", "/data/mine.h5", "official h5 (mine.h5)"),
+        (
+            "all",
+            "auto",
+            None,
+            "official h5 (test_data.h5) for test steps, dev regenerated from gold code",
+        ),
+    ],
+)
+def test_target_source_note_needs_no_files(split, choice, h5, note):
+    assert TargetSource(split, choice, h5).note == note
+
+
+def test_target_source_missing(monkeypatch, tmp_path):
+    monkeypatch.delenv(ENV_H5, raising=False)
+    monkeypatch.setattr(targets_module, "cache_dir", lambda *parts: tmp_path.joinpath(*parts))
+    assert TargetSource("test").missing() == NO_H5
+    assert TargetSource("dev").missing() is None
+    assert TargetSource("dev", "official").missing() == NO_H5
+    absent = tmp_path / "absent.h5"
+    assert TargetSource("test", "auto", str(absent)).missing() == f"--h5 {absent}: no such file"
+    with pytest.raises(ArtifactError, match="test_data.h5"):
+        TargetSource("all").prepare()
+
+
+def test_target_source_reads_each_step_from_its_file_and_closes(monkeypatch, tmp_path):
+    official_path, regenerated_path = tmp_path / "test_data.h5", tmp_path / "dev.h5"
+    _write(official_path, ["official"] * 3, step="77.1")
+    with h5py.File(official_path, "a") as h5:
+        for number in range(1, 4):
+            write_test_target(h5, "1.1", number, "official")
+    _write(regenerated_path, ["regenerated"] * 3, step="1.1")
+    calls = []
+    monkeypatch.setattr(
+        regenerate, "ensure_dev_targets", lambda progress=None: calls.append(1) or regenerated_path
+    )
+    test_step = find_step("77.1", "test")[1]
+    dev_step = find_step("1.1", "dev")[1]
+    before = _open_h5_files()
+    both = TargetSource("all", "auto", str(official_path))
+    assert calls == []  # nothing happens before scoring asks
+    read = both.read([test_step, dev_step])
+    assert read["77.1"] == ["official"] * len(test_step.tests)
+    assert read["1.1"] == ["regenerated"] * 3
+    assert TargetSource("dev", "official", str(official_path)).read([dev_step]) == {
+        "1.1": ["official"] * 3
+    }
+    both.read([dev_step])
+    assert calls == [1]  # prepared once
+    assert _open_h5_files() == before
+
+
+def test_target_source_regenerates_absent_dev_targets_with_progress(
+    monkeypatch, tmp_path, capfd, dev_targets_file
+):
+    """First use builds the regenerated file (here a copy stands in for the sandbox run)."""
+    dest = tmp_path / "dev_regenerated.h5"
+
+    async def regenerate_dev(env, path, progress=None):
+        progress("  regenerated 1.1 (1/50)")
+        path.write_bytes(dev_targets_file.read_bytes())
+
+    monkeypatch.setattr(regenerate, "dev_targets_path", lambda: dest)
+    monkeypatch.setattr(regenerate, "regenerate_dev", regenerate_dev)
+    source = TargetSource("dev")
+    assert not dest.exists()
+    source.prepare()
+    assert dest.exists()
+    err = capfd.readouterr().err
+    assert "regenerating SciCode dev targets" in err and "(1/50)" in err
+    assert len(source.read([find_step("1.1", "dev")[1]])["1.1"]) == 3

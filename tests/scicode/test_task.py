@@ -9,10 +9,11 @@ from inspect_ai import eval as inspect_eval
 
 from scievals.artifacts import ArtifactError
 from scievals.cli import _eval_args, main
+from scievals.offline import seed_tiktoken
 from scievals.scicode import regenerate, targets
 from scievals.scicode.dataset import find_step
 from scievals.scicode.targets import ENV_H5, write_test_target
-from scievals.scicode.targets_source import target_lookup
+from scievals.scicode.targets_source import NO_H5, target_lookup
 from scievals.scicode.task import scicode
 
 
@@ -28,8 +29,8 @@ def _metrics(log) -> dict[str, float]:
     return {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
 
 
-def _run(tmp_path, model: str, **kwargs):
-    eval_kwargs = {k: kwargs.pop(k) for k in ("limit", "sample_id") if k in kwargs}
+def _run(tmp_path, model: str, status: str = "success", **kwargs):
+    eval_kwargs = {k: kwargs.pop(k) for k in ("limit", "sample_id", "score") if k in kwargs}
     log = inspect_eval(
         scicode(**kwargs),
         model=model,
@@ -37,8 +38,12 @@ def _run(tmp_path, model: str, **kwargs):
         log_dir=str(tmp_path / "logs"),
         **eval_kwargs,
     )[0]
-    assert log.status == "success", log.error
+    assert log.status == status, log.error
     return log
+
+
+def _open_h5_files() -> int:
+    return h5py.h5f.get_obj_count(h5py.h5f.OBJ_ALL, h5py.h5f.OBJ_FILE)
 
 
 @pytest.mark.slow
@@ -80,8 +85,6 @@ def test_reference_full_dev_on_fresh_targets(tmp_path, monkeypatch, fresh_dev_ta
 
 
 def test_mockllm_scores_zero_without_errors(tmp_path):
-    from scievals.offline import seed_tiktoken
-
     seed_tiktoken()
     log = _run(tmp_path, "mockllm/model", split="dev", limit=3)
     assert len(log.samples) == 3
@@ -137,24 +140,113 @@ def test_gold_previous_steps_needs_dev():
         scicode(split="test", previous_steps="gold")
 
 
-def test_test_split_without_h5_is_a_clear_error():
-    with pytest.raises(ArtifactError, match="--h5") as info:
-        scicode(split="test")
-    assert "test_data.h5" in str(info.value) and "--split dev" in str(info.value)
-    with pytest.raises(ArtifactError, match="--h5"):
-        scicode(include_dev_set=True)
-    with pytest.raises(ArtifactError, match="--h5"):
-        scicode(split="dev", targets="official")
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"targets": "bogus"}, "targets"),
+        ({"prompt_protocol": "multi_turn"}, "prompt_protocol"),
+        ({"extraction": "last"}, "extraction"),
+        ({"timeout": 0}, "timeout"),
+        ({"split": "test", "targets": "regenerated"}, "dev split only"),
+    ],
+)
+def test_bad_parameters_fail_at_build(params, message):
+    with pytest.raises(ValueError, match=message):
+        scicode(**{"split": "dev", **params})
 
 
-def test_target_choice_errors(tmp_path):
+def test_building_has_no_side_effects(monkeypatch, tmp_path):
+    """No regeneration, no file opened, whatever is missing: only the problem files are read."""
+    monkeypatch.setattr(regenerate, "dev_targets_path", lambda: tmp_path / "absent.h5")
+    monkeypatch.setattr(regenerate, "ensure_dev_targets", lambda *a: pytest.fail("regenerated"))
+    before = _open_h5_files()
+    for params, problems in (
+        ({"split": "dev"}, 15),
+        ({"split": "test"}, 65),
+        ({"include_dev_set": True}, 80),
+    ):
+        assert len(scicode(**params).dataset) == problems
+    assert _open_h5_files() == before
+    assert not (tmp_path / "absent.h5").exists()
+
+
+def test_test_split_without_h5_warns_at_build(caplog):
+    with caplog.at_level("WARNING"):
+        task = scicode(split="test")
+    assert len(task.dataset) == 65
+    assert NO_H5 in caplog.text and "--no-score" in caplog.text
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        scicode(split="dev")
+    assert NO_H5 not in caplog.text
+
+
+def test_no_score_needs_no_targets(tmp_path):
+    """Generate here, score later where the targets are (``inspect score``)."""
+    seed_tiktoken()
+    log = _run(tmp_path, "mockllm/model", split="test", limit=1, score=False)
+    assert not log.samples[0].scores
+    assert log.samples[0].store["scicode"]["completions"]
+
+
+def test_scoring_without_targets_stops_with_one_line(tmp_path):
+    seed_tiktoken()
+    assert "\n" not in NO_H5
+    log = _run(tmp_path, "mockllm/model", status="error", split="test", limit=1)
+    assert NO_H5 in log.error.message
+    log = _run(tmp_path, "mockllm/model", status="error", split="dev", targets="official", limit=1)
+    assert NO_H5 in log.error.message
+    missing = tmp_path / "absent.h5"
+    log = _run(tmp_path, "mockllm/model", status="error", split="test", h5=str(missing), limit=1)
+    assert f"--h5 {missing}: no such file" in log.error.message
+
+
+def test_dev_targets_found_lazily_once_and_closed(tmp_path, monkeypatch, dev_targets_file):
+    """The regenerated file is asked for when scoring starts, once, and no file stays open."""
+    calls = []
+
+    def ensure(progress=None):
+        calls.append(progress)
+        return dev_targets_file
+
+    monkeypatch.setattr(regenerate, "ensure_dev_targets", ensure)
+    task = scicode(split="dev")
+    assert calls == []
+    before = _open_h5_files()
+    log = inspect_eval(
+        task,
+        model="scievals/reference",
+        sample_id=["19", "29"],
+        display="none",
+        log_dir=str(tmp_path / "logs"),
+    )[0]
+    assert log.status == "success", log.error
+    assert _metrics(log)["total_subproblems_solved"] == 5.0
+    assert len(calls) == 1
+    assert _open_h5_files() == before
+
+
+def test_log_header_holds_small_scorer_options(tmp_path):
+    """The scorer is recorded by name with the knobs it rebuilds itself from (``inspect score``)."""
+    seed_tiktoken()
+    log = _run(tmp_path, "mockllm/model", split="dev", limit=1, timeout=1800, score=False)
+    [scorer] = log.eval.scorers
+    assert scorer.name == "scicode_scorer"
+    assert scorer.options == {
+        "split": "dev",
+        "source": "package",
+        "targets": "auto",
+        "h5": None,
+        "timeout": 1800,
+        "previous_steps": "model",
+    }
+    assert log.eval.config.epochs_reducer == ["scicode_epochs"]
+    assert log.plan.steps[0].solver == "scievals/single_turn_solver"
+
+
+def test_target_lookup_explicit_h5_missing(tmp_path):
     with pytest.raises(ArtifactError, match="--h5 .*absent.h5: no such file"):
-        target_lookup("dev", "auto", str(tmp_path / "absent.h5"))
-    with pytest.raises(ValueError, match="targets='bogus'"):
-        target_lookup("dev", "bogus")  # type: ignore[arg-type]
-    fake = _fake_official(tmp_path)
-    with pytest.raises(ArtifactError, match="dev split only"):
-        target_lookup("test", "regenerated", str(fake))
+        target_lookup("dev", "official", str(tmp_path / "absent.h5"))
 
 
 def _fake_official(tmp_path):

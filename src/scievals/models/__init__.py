@@ -11,6 +11,8 @@ from typing import Any
 
 from inspect_ai.model import GenerateConfig, ModelAPI, modelapi
 
+from scievals.inputs import InputError
+
 
 @modelapi(name="scievals")
 def scievals_model() -> type[ModelAPI]:
@@ -33,7 +35,7 @@ def _dispatch(
         from scievals.models.local import LocalModel
 
         return LocalModel(model_name, base_url, api_key, config, **model_args)
-    raise ValueError(
+    raise InputError(
         f"unknown scievals model {model_name!r}: use scievals/reference, scievals/local "
         "or scievals/local/<name-or-gguf-path>"
     )

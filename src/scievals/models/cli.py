@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from scievals.artifacts import ArtifactError
+from scievals.inputs import InputError
 from scievals.models.files import DEFAULT_MODEL, DEFAULT_MODEL_ENV, MODELS, fetch, resolve, say
 from scievals.models.local import DEFAULT_N_CTX, default_threads
 
@@ -51,10 +53,12 @@ def _cmd_serve(ns: argparse.Namespace) -> int:
     import_llama()
     try:
         import uvicorn
-        from llama_cpp.server.app import create_app
+        from llama_cpp.server.app import (
+            create_app,
+        )  # inspect-evals-lint: ignore[external_dependencies] -- built by scripts/build_llama.sh with portable flags (see pyproject.toml), never from the registry
         from llama_cpp.server.settings import ModelSettings, ServerSettings
     except ImportError as exc:
-        raise ValueError(
+        raise ArtifactError(
             f"the llama-cpp-python server extras are missing ({exc.name}): "
             "run scripts/build_llama.sh"
         ) from exc
@@ -100,6 +104,6 @@ def _cmd_list(ns: argparse.Namespace) -> int:
 def _cmd_fetch(ns: argparse.Namespace) -> int:
     for name in ns.names or [DEFAULT_MODEL]:
         if name not in MODELS:
-            raise ValueError(f"unknown model {name!r}: use one of {', '.join(MODELS)}")
+            raise InputError(f"unknown model {name!r}: use one of {', '.join(MODELS)}")
         print(fetch(MODELS[name]), file=sys.stdout)
     return 0

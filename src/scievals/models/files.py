@@ -179,7 +179,7 @@ def _verified(path: Path, sha256: str) -> bool:
 @contextmanager
 def _lock(path: Path) -> Iterator[None]:
     """Serialise fetching of one file across processes (parallel tests, a server and an eval)."""
-    with open(path.with_name(path.name + ".lock"), "w") as fh:
+    with open(path.with_name(path.name + ".lock"), "w", encoding="utf-8") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

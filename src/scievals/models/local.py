@@ -42,6 +42,7 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from scievals.artifacts import ArtifactError
+from scievals.inputs import InputError
 from scievals.models.files import resolve
 
 if TYPE_CHECKING:
@@ -142,7 +143,7 @@ class LocalModel(ModelAPI):
         config: GenerateConfig,
     ) -> tuple[ModelOutput, ModelCall]:
         if tools:
-            raise ValueError("scievals/local models do not support tool calling")
+            raise InputError("scievals/local models do not support tool calling")
         request = self._request(input, config)
         started = time.monotonic()
         response = await anyio.to_thread.run_sync(self._complete, request)
@@ -156,7 +157,7 @@ class LocalModel(ModelAPI):
         messages = []
         for message in input:
             if message.role == "tool":
-                raise ValueError("scievals/local models do not support tool messages")
+                raise InputError("scievals/local models do not support tool messages")
             messages.append({"role": message.role, "content": message.text})
         request: dict[str, Any] = {
             "messages": messages,

@@ -1,7 +1,9 @@
 """``scievals/reference``: answers every benchmark item with its gold answer.
 
 It validates the whole pipeline (prompts, extraction, sandbox, scoring) end to end: a correct
-harness scores it 15/15 on SciCode dev and 580/580 on SciBench with the robust scorer.
+harness scores it 15/15 on SciCode dev and 580/580 on SciBench with the robust scorer. A task
+that knows its gold leaves the reply in the sample's store under ``REPLY_KEY`` before it calls
+the model; the model reads it there through Inspect's API and knows nothing of any benchmark.
 """
 
 from __future__ import annotations
@@ -10,23 +12,15 @@ from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
-    ContentImage,
     GenerateConfig,
     ModelAPI,
     ModelOutput,
 )
 from inspect_ai.tool import ToolChoice, ToolInfo
+from inspect_ai.util import store
 
-
-def _last_user(messages: list[ChatMessage]) -> tuple[str, list[str]]:
-    """Text and image data of the last user turn (images tell apart same-text problems)."""
-    for message in reversed(messages):
-        if message.role == "user":
-            images = []
-            if not isinstance(message.content, str):
-                images = [c.image for c in message.content if isinstance(c, ContentImage)]
-            return message.text, images
-    return "", []
+REPLY_KEY = "scievals:reference_reply"
+"""Sample store key of the reply ``scievals/reference`` gives (set by the task's solver)."""
 
 
 class ReferenceModel(ModelAPI):
@@ -47,11 +41,7 @@ class ReferenceModel(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> ModelOutput:
-        from scievals.scibench import reference as scibench_reference
-        from scievals.scicode import reference as scicode_reference
-
-        prompt, images = _last_user(input)
-        reply = scicode_reference.answer(prompt) or scibench_reference.answer(prompt, images)
+        reply = store().get(REPLY_KEY)
         if reply is None:
             reply = "I do not know the reference answer to this prompt."
         return ModelOutput.from_content(model=self.model_name, content=reply)

@@ -11,8 +11,9 @@ from scievals.protocol import PROTOCOL_KEYS
 from scievals.report import outcomes as oc
 from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
-from scievals.report.stats import Estimate, Paired, estimate, paired
 from scievals.report.tables import Pct, Table, count
+from scievals.scicode.runner import REASON_KINDS
+from scievals.stats import Estimate, Paired, estimate, paired
 
 PROTOCOL_LABELS = {
     "benchmark": "benchmark",
@@ -225,8 +226,9 @@ def scicode_problem_table(runs: Sequence[Run]) -> Table:
 def scicode_failure_table(runs: Sequence[Run]) -> Table:
     """Failed steps by reason kind, per run (all epochs together)."""
     per = {run.name: oc.scicode_failures(run) for run in runs}
-    extra = sorted({k for c in per.values() for k in c} - set(oc.FAILURE_KINDS))
-    kinds = [*oc.FAILURE_KINDS, *extra]
+    present = {k for c in per.values() for k in c} - set(oc.FAILURE_KINDS)
+    order = {kind: i for i, kind in enumerate(REASON_KINDS)}
+    kinds = [*oc.FAILURE_KINDS, *sorted(present, key=lambda k: (order.get(k, len(order)), k))]
     rows = [
         [run.name, run.model, sum(per[run.name].values()), *[per[run.name][k] for k in kinds]]
         for run in runs

@@ -23,6 +23,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.scorer import Score
 
+from scievals.inputs import InputError
 from scievals.protocol import PROTOCOL_KEYS
 
 BENCHMARK_ORDER = ("scicode", "scibench")
@@ -109,13 +110,13 @@ def _temperature(log: EvalLog) -> float | None:
 
 
 def run_from_log(log: EvalLog) -> Run:
-    """A Run from a log read with its samples; raises ValueError if the log has no protocol.
+    """A Run from a log read with its samples; an InputError if the log has no protocol.
 
     Scorer names lose any package prefix ("scievals/faithful" -> "faithful").
     """
     protocol = (log.eval.metadata or {}).get("protocol")
     if not isinstance(protocol, dict):
-        raise ValueError(f"{log.location}: no protocol in the log metadata (not a scievals task)")
+        raise InputError(f"{log.location}: no protocol in the log metadata (not a scievals task)")
     samples = [
         SampleResult(
             str(s.id),

@@ -14,10 +14,13 @@ from typing import Any
 from inspect_ai.scorer import Score, value_to_float
 
 from scievals.report.load import Run, natural_key
-from scievals.report.stats import Outcome
+from scievals.scicode.metrics import problem_solved
+from scievals.scicode.runner import REASON_KINDS
+from scievals.stats import Outcome
 
 SCIBENCH_SCORERS = ("faithful", "robust")
-FAILURE_KINDS = ("syntax_error", "exception", "assertion", "timeout", "missing_function")
+FAILURE_KINDS = REASON_KINDS[:5]
+"""Failure kinds that always get a column; the rarer ones appear when a run has them."""
 
 _to_float = value_to_float()
 
@@ -46,7 +49,7 @@ def scicode_problems(run: Run) -> list[Outcome]:
         score = _scicode_score(s.scores)
         if score is None or not score.value:
             continue
-        solved = all(float(v) >= 1.0 for v in score.value.values())  # type: ignore[union-attr]
+        solved = problem_solved(score.value)  # type: ignore[arg-type]
         out.append(Outcome(s.epoch, s.id, s.id, 1.0 if solved else 0.0))
     return out
 

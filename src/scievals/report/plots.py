@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 from scievals.report import outcomes as oc  # noqa: E402
 from scievals.report.build import Section  # noqa: E402
 from scievals.report.load import Run, natural_key  # noqa: E402
-from scievals.report.stats import Estimate, estimate  # noqa: E402
+from scievals.stats import Estimate, estimate  # noqa: E402
 
 
 def _label(run: Run) -> str:

@@ -11,7 +11,7 @@ import io
 import math
 from dataclasses import dataclass, field
 
-from scievals.report.stats import Estimate
+from scievals.stats import Estimate
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
+from scievals.inputs import InputError
 from scievals.report import html, plots
 from scievals.report.build import Section, build_sections
 from scievals.report.load import Run, load_runs
@@ -16,7 +17,7 @@ Format = Literal["md", "csv", "html"]
 
 
 def resolve_pairs(runs: Sequence[Run], specs: Sequence[Sequence[str]]) -> list[tuple[Run, Run]]:
-    """Pairs named by run name (r1) or log path (any of a combined run's); raises ValueError on
+    """Pairs named by run name (r1) or log path (any of a combined run's); raises InputError on
     names that match no run."""
 
     def find(name: str) -> Run:
@@ -25,13 +26,13 @@ def resolve_pairs(runs: Sequence[Run], specs: Sequence[Sequence[str]]) -> list[t
             if name in (run.name, run.path, *paths) or name in {Path(p).name for p in paths}:
                 return run
         known = ", ".join(f"{r.name}={Path(r.path).name}" for r in runs)
-        raise ValueError(f"--compare: no run {name!r} (runs: {known})")
+        raise InputError(f"--compare: no run {name!r} (runs: {known})")
 
     out = []
     for a, b in specs:
         ra, rb = find(a), find(b)
         if ra.benchmark != rb.benchmark:
-            raise ValueError(f"--compare {a} {b}: runs of different benchmarks")
+            raise InputError(f"--compare {a} {b}: runs of different benchmarks")
         out.append((ra, rb))
     return out
 
@@ -56,7 +57,7 @@ def write_report(
     """Read the logs under ``paths``, write the report into ``out``; returns the files written."""
     runs, notes = load_runs(paths)
     if not runs:
-        raise ValueError("no scievals logs found in " + ", ".join(str(p) for p in paths))
+        raise InputError("no scievals logs found in " + ", ".join(str(p) for p in paths))
     sections = build_sections(runs, resolve_pairs(runs, compare) if compare else None)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

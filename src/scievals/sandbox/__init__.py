@@ -20,10 +20,13 @@ _described: dict[str, Any] | None = None
 
 
 def describe() -> dict[str, Any]:
-    """The sandbox protocol for the log: isolation mode, runtime versions, limits (cached)."""
+    """The sandbox protocol for the log: isolation mode, runtime versions, limits, and what
+    really enforces each limit on this host (``enforced``) (cached)."""
     global _described
     if _described is None:
-        from scievals.sandbox.engine import Limits, detect_mode
+        from scievals.sandbox.enforce import enforcement
+        from scievals.sandbox.engine import detect_mode
+        from scievals.sandbox.limits import Limits
         from scievals.sandbox.runtime import REPORTED, find_runtime, pins, pins_hash
 
         mode, note = detect_mode()
@@ -40,6 +43,7 @@ def describe() -> dict[str, Any]:
             "runtime_hash": pins_hash(),
             "runtime_built": built is not None,
             "limits": Limits().describe(),
+            "enforced": enforcement().describe(Limits(), mode),
             "concurrency": os.cpu_count(),
             "blas_threads": 1,
             "kernel": platform.release(),
@@ -58,12 +62,15 @@ def protocol_fields(sandbox: str | None) -> dict[str, Any]:
 _ISOLATION = {
     "unshare": "pid, mount, network, ipc and uts namespaces per execution; private root file "
     "system (system and runtime read-only, private /tmp, sample dir writable); a dedicated "
-    "unprivileged uid per execution; rlimits; clean environment",
+    "unprivileged uid per execution; memory and pids cgroups, seccomp filter, fresh keyring, "
+    "capped sample dir where the host allows (see enforced); rlimits; clean environment",
     "userns": "user, pid, mount, network, ipc and uts namespaces per execution; private root file "
-    "system; capabilities dropped; rlimits (no per-uid process rlimit: the process count is "
-    "watched instead); clean environment",
+    "system; capabilities dropped; cgroups, seccomp and keyring where the host allows (see "
+    "enforced); rlimits (no per-uid process rlimit: the process count is watched instead); "
+    "clean environment",
     "rlimits-only": "WEAKER: no namespaces (host file system and network visible); rlimits; a "
-    "dedicated uid when running as root; clean environment",
+    "dedicated uid when running as root; cgroups, seccomp and keyring where the host allows "
+    "(see enforced); clean environment",
 }
 
 

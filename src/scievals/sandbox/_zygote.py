@@ -5,13 +5,16 @@ first) and imports nothing from scievals, only the standard library and the runt
 
 For every execution the harness sends one socket over the control socket (SCM_RIGHTS). The zygote
 forks a *supervisor* for it and goes straight back to waiting, so executions run in parallel. The
-supervisor reads the request from that socket, enters fresh namespaces (mount, pid, network, ipc,
-uts) and forks an *init* process, which builds a private root file system (read-only system and
-runtime, a private /tmp, the sample's directory read-write), drops to an unprivileged uid, sets the
-rlimits and forks the *program*. The program either runs Python code in place (the fast path: no
-interpreter start-up, no imports) or execs the command. When init exits the kernel kills everything
-left in the pid namespace, so nothing outlives an execution. The supervisor enforces what rlimits
-cannot (wall clock, output size, memory and task count of the whole tree) and sends back the result.
+supervisor reads the request from that socket, enters fresh namespaces (pid, network, ipc, uts)
+and forks an *init* process (which it moves into the execution's memory and pids cgroups, made
+by the harness), which builds a private root file system in a mount namespace of its own
+(read-only system and runtime, a private /tmp, the sample's directory read-write), drops to an
+unprivileged uid, joins a fresh session keyring, sets the rlimits, installs the seccomp filter
+(built by the harness) and, once in the cgroups, forks the *program*. The program either runs Python code in place (the fast path: no interpreter
+start-up, no imports) or execs the command. When init exits the kernel kills everything left in
+the pid namespace, so nothing outlives an execution. The supervisor enforces what the kernel does
+not (wall clock, output size; without cgroups, memory and task count of the whole tree), reads
+the kernel's verdicts (OOM kills, refused forks, full tmpfs mounts) and sends back the result.
 """
 
 from __future__ import annotations
@@ -41,8 +44,17 @@ CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 22, 38
+SECCOMP_MODE_FILTER = 2
+KEYCTL_JOIN_SESSION_KEYRING = 1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
+SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}
+SYS_CLONE3 = {"x86_64": 435, "aarch64": 435}
+SHM_OPTIONS = "mode=1777,size=64m,nr_inodes=1024"
+POLL_SECONDS = 0.1
+DBG = {}
+MAX_MESSAGE = 1 << 31
 ST_FLAGS = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC}
 NOTE = "scievals-sandbox: "
 
@@ -51,6 +63,11 @@ libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
 libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 libc.unshare.argtypes = [ctypes.c_int]
 libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+libc.syscall.restype = ctypes.c_long
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
 def _check(ret: int, what: str) -> None:
@@ -67,8 +84,35 @@ def mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str |
     _check(libc.mount(_b(src), _b(dst), _b(fstype), flags, _b(data)), f"mount {dst}")
 
 
+def umount(path: str, flags: int = 0) -> None:
+    _check(libc.umount2(os.fsencode(path), flags), f"umount {path}")
+
+
 def prctl(option: int, arg: int) -> None:
     _check(libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
+
+
+def syscall(numbers: dict[str, int], *args: int | None) -> int:
+    """A raw syscall (its number per architecture; every argument passed as a full-width long,
+    None as a NULL pointer); -1 with errno set on failure."""
+    values = [ctypes.c_long(a) if isinstance(a, int) else ctypes.c_void_p(a) for a in args]
+    return libc.syscall(ctypes.c_long(numbers[os.uname().machine]), *values)
+
+
+def join_session_keyring() -> None:
+    """A new, empty session keyring: the harness's keys (or an earlier execution's) are not ours."""
+    if syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"keyctl(JOIN_SESSION_KEYRING): {os.strerror(err)}")
+
+
+def install_seccomp(program: bytes) -> None:
+    """Install a classic BPF seccomp filter (needs PR_SET_NO_NEW_PRIVS first); inherited by every
+    child and kept across execve."""
+    fprog = SockFprog(len(program) // 8, program)
+    _check(
+        libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp"
+    )
 
 
 # ---------------------------------------------------------------- messages
@@ -91,6 +135,8 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
 
 def recv_msg(sock: socket.socket) -> dict:
     (n,) = struct.unpack(">Q", recv_exact(sock, 8))
+    if n > MAX_MESSAGE:
+        raise ValueError(f"a {n}-byte message: the peer is broken")
     return json.loads(recv_exact(sock, n))
 
 
@@ -169,6 +215,7 @@ def supervise(fd: int, config: dict) -> None:
     sock = socket.socket(fileno=fd)
     try:
         req = recv_msg(sock)
+        send_msg(sock, {"started": os.getpid()})  # the harness now knows whom to kill if stuck
         result = run(req, sock, config)
     except BaseException:  # noqa: BLE001 - anything here is our bug: report it
         result = {"error": traceback.format_exc()}
@@ -206,6 +253,95 @@ def usage(pids: list[int]) -> tuple[int, int]:
     return pss, tasks
 
 
+def counter(path: str, key: str) -> int:
+    """One ``key N`` line of a cgroup events file (memory.oom_control, memory.events, pids.events)."""
+    try:
+        with open(path) as fh:
+            for line in fh:
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def read_int(path: str) -> int:
+    try:
+        with open(path) as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return 0
+
+
+def kill_group(cgroup: dict | None) -> None:
+    """SIGKILL whatever is in the execution's cgroups (without a pid namespace, init's death does
+    not take its descendants along)."""
+    for procs in (cgroup or {}).get("procs", []):
+        with contextlib.suppress(OSError), open(procs) as fh:
+            for pid in fh.read().split():
+                with contextlib.suppress(OSError):
+                    os.kill(int(pid), signal.SIGKILL)
+
+
+def full_disk(disks: list[tuple[str, int]]) -> str | None:
+    """The reason if one of the execution's capped file systems is (nearly) full."""
+    for label, fd in disks:
+        try:
+            st = os.fstatvfs(fd)
+        except OSError:
+            continue
+        total = st.f_blocks * st.f_frsize
+        if st.f_bavail * st.f_frsize < min(2 << 20, total // 16) or (
+            st.f_files and st.f_favail == 0
+        ):
+            return f"disk limit ({label} full: {total / 2**20:g} MiB, {st.f_files} files)"
+    return None
+
+
+class Watch:
+    """What the supervisor checks every poll: the cgroups' counters when there are cgroups (the
+    kernel enforces, we only read the verdict), else the tree's memory and task count."""
+
+    def __init__(self, req: dict, init_pid: int, disks: list[tuple[str, int]]) -> None:
+        self.lim = req["limits"]
+        self.cgroup = req.get("cgroup") or {}
+        self.init_pid = init_pid
+        self.disks = disks
+        self.disk: str | None = None  # sticky: a full disk is remembered even if freed later
+
+    def memory_reason(self) -> str:
+        return f"memory limit ({self.lim['memory_bytes'] / 2**30:g} GiB)"
+
+    def process_reason(self) -> str:
+        return f"process limit ({self.lim['processes']} processes and threads)"
+
+    def oom(self) -> bool:
+        oom = self.cgroup.get("oom")
+        return bool(oom) and counter(oom, "oom_kill") > 0
+
+    def fork_refused(self) -> bool:
+        pids = self.cgroup.get("pids")
+        return bool(pids) and counter(pids[1], "max") > 0
+
+    def check(self) -> tuple[str, str] | None:
+        """(limit, reason) when the tree must be stopped now."""
+        self.disk = self.disk or full_disk(self.disks)
+        if self.oom():
+            return "memory", self.memory_reason()
+        pids = self.cgroup.get("pids")
+        if pids and (read_int(pids[0]) >= pids[2] or self.fork_refused()):
+            return "processes", self.process_reason()
+        if self.cgroup.get("oom") and pids:
+            return None
+        pss, tasks = usage(tree(self.init_pid))
+        if not self.cgroup.get("oom") and pss > self.lim["memory_bytes"]:
+            return "memory", self.memory_reason()
+        if not pids and tasks >= self.lim["processes"]:
+            return "processes", self.process_reason()
+        return None
+
+
 def run(req: dict, sock: socket.socket, config: dict) -> dict:
     lim = req["limits"]
     stdin = os.memfd_create("stdin")
@@ -213,7 +349,12 @@ def run(req: dict, sock: socket.socket, config: dict) -> dict:
     os.lseek(stdin, 0, os.SEEK_SET)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    st_r, st_w = os.pipe()
+    # Init's status: first the fds of its private /tmp and /dev/shm (so that their fill level can
+    # be read even after it is gone), then its result (or why its setup failed).
+    st, st_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    disks = []
+    if req.get("disk"):
+        disks.append((req["disk"], os.open(req["workdir"], os.O_RDONLY | os.O_DIRECTORY)))
     if config["mode"] in ("unshare", "userns"):
         # The mount namespace is init's alone (its pivot_root would also move our root).
         _check(libc.unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
@@ -221,106 +362,151 @@ def run(req: dict, sock: socket.socket, config: dict) -> dict:
     pid = os.fork()
     if pid == 0:
         try:
-            os.close(out_r), os.close(err_r), os.close(st_r), sock.close()
+            os.close(out_r), os.close(err_r), st.close(), sock.close()
+            for _, fd in disks:
+                os.close(fd)
             init(req, config, stdin, out_w, err_w, st_w)
         except BaseException:  # noqa: BLE001
-            os.write(err_w, (NOTE + "setup failed: " + traceback.format_exc()).encode())
+            with contextlib.suppress(OSError):
+                st_w.send(json.dumps({"setup_error": traceback.format_exc()[-4000:]}).encode())
         os._exit(125)
-    for f in (stdin, out_w, err_w, st_w):
+    for f in (stdin, out_w, err_w):
         os.close(f)
+    st_w.close()
+    # Moving a task between cgroups waits for an RCU grace period (milliseconds): done here,
+    # while init builds its root, rather than by init itself before it.
+    try:
+        for procs in (req.get("cgroup") or {}).get("procs", []):
+            with open(procs, "w") as fh:
+                fh.write(str(pid))
+        if req.get("cgroup"):
+            st.send(b"joined")
+        DBG["joined"] = time.monotonic() - start
+    except OSError as exc:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        return {"error": f"cannot move the execution into its cgroups: {exc}"}
 
+    watch = Watch(req, pid, disks)
     cap = lim["output_bytes"]
     data = {out_r: bytearray(), err_r: bytearray()}
     seen = {out_r: 0, err_r: 0}
-    status = bytearray()
+    info = None
     poller = select.poll()
-    for f in (out_r, err_r, st_r, sock.fileno()):
+    for f in (out_r, err_r, st.fileno(), sock.fileno()):
         poller.register(f, select.POLLIN)
-    live = {out_r, err_r, st_r}
-    reason = None
+    live = {out_r, err_r, st.fileno()}
+    stop: tuple[str, str] | None = None
     killed_at = None
     timeout = req.get("timeout")
     wall = timeout if timeout else lim["wall_seconds"]
     next_check = start
+
+    def kill(limit: str, reason: str) -> None:
+        nonlocal stop, killed_at
+        if killed_at is None:
+            stop = (limit, reason)
+            os.kill(pid, signal.SIGKILL)
+            kill_group(watch.cgroup)
+            killed_at = time.monotonic()
+
     while live:
         now = time.monotonic()
         if killed_at is None:
             if now - start > wall:
-                reason = "timeout" if timeout else f"wall-clock limit ({wall:g} s)"
+                if timeout:
+                    kill("timeout", f"timeout ({timeout:g} s)")
+                else:
+                    kill("wall_clock", f"wall-clock limit ({wall:g} s)")
             elif now >= next_check:
-                next_check = now + 0.1
-                pss, tasks = usage(tree(pid))
-                if pss > lim["memory_bytes"]:
-                    reason = f"memory limit ({lim['memory_bytes'] / 2**30:g} GiB)"
-                elif tasks >= lim["processes"]:
-                    reason = f"process limit ({lim['processes']} processes and threads)"
+                next_check = now + POLL_SECONDS
+                found = watch.check()
+                if found:
+                    kill(*found)
         elif now - killed_at > 5:
             break  # the tree is dead; a pipe left open by nothing we can wait for
-        if reason and killed_at is None:
-            os.kill(pid, signal.SIGKILL)
-            killed_at = now
-        for f, _ in poller.poll(100):
+        for f, _ in poller.poll(int(POLL_SECONDS * 1000)):
             if f == sock.fileno():
-                if killed_at is None:
-                    reason = "cancelled"
-                    os.kill(pid, signal.SIGKILL)
-                    killed_at = time.monotonic()
+                kill("cancelled", "cancelled (the harness went away)")
                 poller.unregister(f)
+                continue
+            if f == st.fileno():
+                msg, fds, _, _ = socket.recv_fds(st, 1 << 16, 4)
+                if fds:
+                    DBG["fds"] = time.monotonic() - start
+                    disks.extend(zip(("/tmp", "/dev/shm"), fds, strict=True))
+                elif msg:
+                    info = json.loads(msg)
+                else:
+                    poller.unregister(f)
+                    live.discard(f)
+                    kill_group(watch.cgroup)  # init is done: nothing of it may linger
                 continue
             chunk = os.read(f, 1 << 16)
             if not chunk:
                 poller.unregister(f)
                 live.discard(f)
                 continue
-            if f == st_r:
-                status += chunk
-                continue
             seen[f] += len(chunk)
             room = cap - len(data[f])
             if room > 0:
                 data[f] += chunk[:room]
-            if seen[f] > cap and killed_at is None:
-                reason = f"output limit ({cap // 1024} KiB per stream)"
-                os.kill(pid, signal.SIGKILL)
-                killed_at = time.monotonic()
-    os.waitpid(pid, 0)
-    elapsed = time.monotonic() - start
-    stdout, stderr = bytes(data[out_r]), bytes(data[err_r])
-    for f, name in ((out_r, "stdout"), (err_r, "stderr")):
-        if seen[f] > cap:
-            note = f"\n[{name} truncated: {seen[f]} bytes written, first {cap} kept]\n"
-            if f == out_r:
-                stdout += note.encode()
-            else:
-                stderr += note.encode()
-    info = json.loads(status) if status else None
-    timed_out = reason == "timeout"
-    if reason:
-        returncode = 137
-    elif info is None:
-        returncode, reason = 125, "the sandbox's init process died"
-    elif info["signal"]:
-        sig = info["signal"]
-        returncode = 128 + sig
-        cpu = lim["cpu_seconds"]
-        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and info["cpu"] >= cpu):
-            reason = f"cpu time limit ({cpu:g} s)"
-        elif sig == signal.SIGXFSZ:
-            reason = f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
-        else:
-            reason = f"signal {signal.Signals(sig).name}"
-    else:
-        returncode = info["code"]
-    if reason and not timed_out:
-        stderr += f"\n{NOTE}killed: {reason}\n".encode()
+            if seen[f] > cap:
+                kill("output", f"output limit ({cap // 1024} KiB per stream)")
+    _, status = os.waitpid(pid, 0)
+    seconds = time.monotonic() - start
+    watch.disk = watch.disk or full_disk(disks)
+    for _, fd in disks:
+        os.close(fd)
+    if info and "setup_error" in info:
+        return {"error": f"the sandbox's setup failed: {info['setup_error']}"}
+    returncode, limit, reason = exit_status(info, stop, watch, lim)
+    if limit is None and info is None:  # init is our code: it reports unless the kernel kills it
+        return {"error": f"the sandbox's init process died ({_describe_status(status)})"}
     return {
         "returncode": returncode,
-        "stdout": base64.b64encode(stdout).decode(),
-        "stderr": base64.b64encode(stderr).decode(),
+        "stdout": base64.b64encode(bytes(data[out_r])).decode(),
+        "stderr": base64.b64encode(bytes(data[err_r])).decode(),
+        "limit": limit,
         "reason": reason,
-        "timed_out": timed_out,
-        "elapsed": elapsed,
+        "seconds": seconds,
+        "debug": DBG,
     }
+
+
+def _describe_status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit {os.WEXITSTATUS(status)}"
+
+
+def exit_status(
+    info: dict | None, stop: tuple[str, str] | None, watch: Watch, lim: dict
+) -> tuple[int | None, str | None, str | None]:
+    """(returncode, limit, reason) from what stopped the program: a limit the supervisor acted on,
+    the kernel's counters (an OOM kill, a refused fork), a full disk, or the program's own exit."""
+    if stop is not None:
+        limit, reason = stop
+        return (None if limit == "timeout" else 137), limit, reason
+    if info is None:  # init itself was killed: the OOM killer may choose it
+        return 137, ("memory" if watch.oom() else None), watch.memory_reason()
+    sig, code = info["signal"], info["code"]
+    returncode = 128 + sig if sig else code
+    if watch.oom():
+        return returncode, "memory", watch.memory_reason()
+    if sig:
+        cpu = lim["cpu_seconds"]
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and info["cpu"] >= cpu):
+            return returncode, "cpu", f"cpu time limit ({cpu:g} s)"
+        if sig == signal.SIGXFSZ:
+            return returncode, "file_size", f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
+    if returncode != 0 and watch.fork_refused():
+        return returncode, "processes", watch.process_reason()
+    if returncode != 0 and watch.disk:
+        return returncode, "disk", watch.disk
+    if sig:
+        return returncode, None, f"signal {signal.Signals(sig).name}"
+    return returncode, None, None
 
 
 # ---------------------------------------------------------------- init (pid 1 of the execution)
@@ -365,13 +551,13 @@ def build_root(req: dict, config: dict) -> None:
         new + "/tmp",
         "tmpfs",
         MS_NOSUID | MS_NODEV,
-        f"mode=1777,size={req['limits']['tmp_bytes']}",
+        f"mode=1777,size={req['limits']['tmp_bytes']},nr_inodes={req['limits']['inodes']}",
     )
     work = req["workdir"]
     bind(work, new + work, rw=True)
     dev = new + "/dev"
     os.makedirs(dev)
-    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")
     for name in ("null", "zero", "full", "random", "urandom"):
         bind("/dev/" + name, f"{dev}/{name}", rw=True, dev=True)
     for name, target in (
@@ -382,7 +568,7 @@ def build_root(req: dict, config: dict) -> None:
     ):
         os.symlink(target, f"{dev}/{name}")
     os.makedirs(dev + "/shm")
-    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, SHM_OPTIONS)
     os.makedirs(new + "/proc")
     mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     os.chdir(new)
@@ -402,12 +588,19 @@ def drop_capabilities() -> None:
     _check(libc.capset(header, data), "capset")
 
 
-def init(req: dict, config: dict, stdin: int, out_w: int, err_w: int, st_w: int) -> None:
+def init(req: dict, config: dict, stdin: int, out_w: int, err_w: int, st_w: socket.socket) -> None:
+    """Pid 1 of the execution: build its root, become its uid, take a fresh keyring, set the
+    limits and the seccomp filter, wait until the supervisor has moved it into the execution's
+    cgroups, fork the program, report how it ended."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     if config["mode"] in ("unshare", "userns"):
         build_root(req, config)
+        mounts = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in ("/tmp", "/dev/shm")]
+        socket.send_fds(st_w, [b"fds"], mounts)
+        for fd in mounts:
+            os.close(fd)
     uid, gid = req["uid"], req["gid"]
     if uid is not None:
         os.setgroups([])
@@ -417,6 +610,7 @@ def init(req: dict, config: dict, stdin: int, out_w: int, err_w: int, st_w: int)
     if config["mode"] == "userns":
         drop_capabilities()
     prctl(PR_SET_DUMPABLE, 0)
+    join_session_keyring()
     lim = req["limits"]
     cpu = int(lim["cpu_seconds"])
     limits = [
@@ -425,29 +619,30 @@ def init(req: dict, config: dict, stdin: int, out_w: int, err_w: int, st_w: int)
         (resource.RLIMIT_NOFILE, lim["open_files"]),
         (resource.RLIMIT_CORE, 0),
     ]
-    if uid is not None:  # RLIMIT_NPROC counts per uid: only meaningful for a uid of our own
+    # RLIMIT_NPROC counts per uid: only meaningful for a uid of our own, and not needed under a
+    # pids cgroup (whose refusals are counted, so the verdict is the kernel's).
+    if uid is not None and not (req.get("cgroup") or {}).get("pids"):
         limits.append((resource.RLIMIT_NPROC, lim["processes"]))
     for res, value in limits:
         resource.setrlimit(res, (value, value))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    if config.get("seccomp"):
+        install_seccomp(base64.b64decode(config["seccomp"]))
+    if req.get("cgroup") and st_w.recv(16) != b"joined":  # the program starts inside the groups
+        raise OSError("the supervisor did not move init into the execution's cgroups")
     child = os.fork()
     if child == 0:
-        os.close(st_w)
+        st_w.close()
         program(req, stdin, out_w, err_w)
     for f in (stdin, out_w, err_w):
         os.close(f)
     while True:
-        try:
-            pid, status, ru = os.wait4(-1, 0)
-        except ChildProcessError:
-            os._exit(125)
+        pid, status, ru = os.wait4(-1, 0)
         if pid == child:
             break
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
-    os.write(
-        st_w, json.dumps({"code": code, "signal": sig, "cpu": ru.ru_utime + ru.ru_stime}).encode()
-    )
+    st_w.send(json.dumps({"code": code, "signal": sig, "cpu": ru.ru_utime + ru.ru_stime}).encode())
     os._exit(0)
 
 
@@ -473,6 +668,8 @@ def program(req: dict, stdin: int, out_w: int, err_w: int) -> None:
     argv = req["argv"]
     if req["fast"]:
         os._exit(run_python(argv))
+    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them; a fresh process does not
+        signal.signal(sig, signal.SIG_DFL)
     try:
         os.execvpe(argv[0], argv, os.environ)
     except OSError as exc:
@@ -576,8 +773,38 @@ def probe(mode: str, scratch: str) -> None:
     sys.exit(os.waitstatus_to_exitcode(status))
 
 
+def features(program_b64: str) -> None:
+    """Print (JSON) whether an execution here gets a fresh session keyring and the seccomp filter,
+    and if not why: tried in a child, as an execution's init would."""
+    pid = os.fork()
+    if pid == 0:
+        out = {"keyring": "", "seccomp": ""}
+        try:
+            join_session_keyring()
+        except OSError as exc:
+            out["keyring"] = str(exc)
+        try:
+            prctl(PR_SET_NO_NEW_PRIVS, 1)
+            install_seccomp(base64.b64decode(program_b64))
+            checks = [
+                ("unshare", SYS_UNSHARE, [CLONE_NEWUSER], errno.EPERM),
+                ("clone3", SYS_CLONE3, [None, 0], errno.ENOSYS),
+            ]
+            for label, number, args, want in checks:
+                if syscall(number, *args) != -1 or ctypes.get_errno() != want:
+                    raise OSError(f"the filter let {label} through")
+        except OSError as exc:
+            out["seccomp"] = str(exc)
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "probe":
         probe(sys.argv[2], sys.argv[3])
+    elif sys.argv[1] == "features":
+        features(sys.argv[2])
     else:
         main()

@@ -38,6 +38,9 @@ def _status(ns: argparse.Namespace) -> int:
     print(f"runtime {info['runtime_hash']}: {state}")
     print("  " + ", ".join(f"{k} {v}" for k, v in info["runtime"].items()))
     print("limits: " + ", ".join(f"{k}={v}" for k, v in info["limits"].items()))
+    print("enforced by:")
+    for what, how in info["enforced"].items():
+        print(f"  {what}: {how}")
     return 0
 
 

@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import atexit
 import base64
+import contextlib
 import errno
 import fcntl
 import os
 import random
-import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from scievals.sandbox import _zygote
+from scievals.sandbox import _zygote, sampledir
+from scievals.sandbox.cgroups import Group
+from scievals.sandbox.enforce import Enforcement, enforcement
+from scievals.sandbox.limits import Limits
+from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.runtime import REPORTED, WARM_MODULES, Runtime, ensure_runtime
 
 ZYGOTE = Path(_zygote.__file__)
@@ -46,41 +51,13 @@ ETC_FILES = (
 )
 PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
 UID_SLOTS = 4096
+STARTUP_SECONDS = 180  # the zygote's warm imports, on a loaded machine
+CONTROL_SECONDS = 30  # handing a channel to the zygote
+ANSWER_MARGIN_SECONDS = 60  # past the wall clock, a supervisor that has not answered is broken
 
 
 class SandboxError(RuntimeError):
     """The sandbox machinery itself failed (not the program it ran)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-execution limits. Memory, cpu, file size and open files are rlimits of every process;
-    memory and processes are also watched over the whole process tree; wall and output are
-    enforced by the supervisor."""
-
-    memory_gib: float = 4.0
-    cpu_seconds: float = 600.0
-    wall_seconds: float = 1800.0
-    processes: int = 64
-    file_mib: int = 256
-    open_files: int = 256
-    output_kib: int = 1024
-    tmp_mib: int = 256
-
-    def wire(self) -> dict[str, Any]:
-        return {
-            "memory_bytes": int(self.memory_gib * 2**30),
-            "cpu_seconds": self.cpu_seconds,
-            "wall_seconds": self.wall_seconds,
-            "processes": self.processes,
-            "file_bytes": self.file_mib * 2**20,
-            "open_files": self.open_files,
-            "output_bytes": self.output_kib * 1024,
-            "tmp_bytes": self.tmp_mib * 2**20,
-        }
-
-    def describe(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 # ---------------------------------------------------------------- isolation mode
@@ -209,22 +186,33 @@ class Request:
     input: bytes
     timeout: float | None
     limits: Limits
+    disk: str | None = None  # how the supervisor names the sample dir if it is a capped tmpfs
 
 
 class Engine:
     """Owns the runtime, the isolation mode and the zygote for this harness process."""
 
-    def __init__(self, mode: str | None = None) -> None:
+    def __init__(self, mode: str | None = None, enforced: Enforcement | None = None) -> None:
         self.runtime: Runtime = ensure_runtime()
         self.mode, self.mode_note = detect_mode(mode)
+        self.enforced = enforced or enforcement()
         # Own uids need real root; in a user namespace only our own uid is mapped.
         self.uids = UidPool() if os.geteuid() == 0 and self.mode != "userns" else None
         self._lock = threading.Lock()
         self._zygote: subprocess.Popen[bytes] | None = None
         self._ctl: socket.socket | None = None
         self._dir: Path | None = None
+        self._generation = 0  # bumped by every zygote start
+        self._broken = False  # the current zygote failed a hand-over: replace it
         self.hello: dict[str, Any] = {}
+        sampledir.sweep()  # what crashed harness processes left (their pid is in every name)
+        self.enforced.cgroups.sweep()
         atexit.register(self.close)
+
+    @property
+    def disk_caps(self) -> bool:
+        """Sample directories are tmpfs mounts capped in bytes and inodes."""
+        return not self.enforced.disk_note
 
     # -- zygote lifecycle
 
@@ -246,15 +234,17 @@ class Engine:
         return [str(self.runtime.root), str(self.runtime.base_prefix), *ETC_FILES]
 
     def _start(self) -> None:
-        self._dir = Path(tempfile.mkdtemp(prefix="scievals-zygote-"))
+        self._dir = Path(tempfile.mkdtemp(prefix=f"scievals-zygote-{os.getpid()}-"))
         (self._dir / "root").mkdir()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        filt = self.enforced.seccomp
         config = {
             "mode": self.mode,
             "warm": WARM_MODULES,
             "report": REPORTED,
             "root_mount": str(self._dir / "root"),
             "visible": self.visible(),
+            "seccomp": base64.b64encode(filt).decode() if filt is not None else None,
         }
         with open(self._dir / "zygote.log", "wb") as log:
             self._zygote = subprocess.Popen(
@@ -268,12 +258,17 @@ class Engine:
                 start_new_session=True,
             )
         theirs.close()
+        self._generation += 1
+        self._broken = False
         try:
+            ours.settimeout(STARTUP_SECONDS)
             send_msg(ours, config)
             self.hello = recv_msg(ours)
-        except (EOFError, OSError) as exc:
+            ours.settimeout(CONTROL_SECONDS)
+        except (EOFError, OSError, ValueError) as exc:
             log_tail = (self._dir / "zygote.log").read_text(errors="replace")[-2000:]
             ours.close()
+            self._broken = True  # whatever state it is in, the next ensure_started replaces it
             raise SandboxError(f"the sandbox zygote did not start: {exc}\n{log_tail}") from exc
         if self.hello.get("failed"):
             print(
@@ -283,8 +278,9 @@ class Engine:
         self._ctl = ours
 
     def ensure_started(self) -> dict[str, Any]:
+        """Start the zygote, or replace it if it died or failed a hand-over."""
         with self._lock:
-            if self._zygote is None or self._zygote.poll() is not None:
+            if self._broken or self._zygote is None or self._zygote.poll() is not None:
                 self._stop()
                 self._start()
             return self.hello
@@ -294,6 +290,8 @@ class Engine:
             self._ctl.close()
             self._ctl = None
         if self._zygote is not None:
+            if self._broken:
+                self._zygote.kill()
             try:
                 self._zygote.wait(timeout=5)
             except subprocess.TimeoutExpired:
@@ -301,7 +299,7 @@ class Engine:
                 self._zygote.wait()
             self._zygote = None
         if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+            sampledir.remove_tree(self._dir)
             self._dir = None
 
     def close(self) -> None:
@@ -311,58 +309,121 @@ class Engine:
 
     # -- executions
 
-    def open_channel(self) -> socket.socket:
+    def open_channel(self) -> Channel:
         """A fresh socket to one new supervisor process."""
         self.ensure_started()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            with self._lock:
-                assert self._ctl is not None
-                socket.send_fds(self._ctl, [b"x"], [theirs.fileno()])
-        except OSError as exc:
-            ours.close()
-            raise SandboxError(f"the sandbox zygote is gone: {exc}") from exc
-        finally:
-            theirs.close()
-        return ours
-
-    def run(self, req: Request, channel: socket.socket) -> dict[str, Any]:
-        """Run one request on a channel from ``open_channel`` (blocking; call from a thread)."""
-        uid = lock = None
-        if self.uids is not None:
-            uid, lock = self.uids.acquire()
-        try:
-            argv = req.argv
-            fast = _is_fast(argv)
-            send_msg(
-                channel,
-                {
-                    "argv": argv,
-                    "fast": fast,
-                    "workdir": req.workdir,
-                    "cwd": req.cwd,
-                    "env": {**self.base_env(), **req.env},
-                    "input": base64.b64encode(req.input).decode(),
-                    "timeout": req.timeout,
-                    "limits": req.limits.wire(),
-                    "uid": uid,
-                    "gid": self.uids.gid if self.uids else None,
-                },
-            )
+        with self._lock:
+            generation, ctl = self._generation, self._ctl
+            zygote = self._zygote.pid if self._zygote is not None else 0
             try:
-                result = recv_msg(channel)
-            except (EOFError, OSError) as exc:
-                raise SandboxError(f"the sandbox supervisor died: {exc}") from exc
+                if ctl is None:
+                    raise OSError("the zygote is restarting")
+                socket.send_fds(ctl, [b"x"], [theirs.fileno()])
+            except OSError as exc:
+                ours.close()
+                self._mark_broken(generation)
+                raise SandboxError(f"the sandbox zygote is gone: {exc}") from exc
+            finally:
+                theirs.close()
+        return Channel(ours, generation, zygote)
+
+    def _mark_broken(self, generation: int) -> None:
+        """The zygote of ``generation`` failed: the next ``ensure_started`` replaces it (unless it
+        has been replaced already)."""
+        if generation == self._generation:
+            self._broken = True
+
+    def run(self, req: Request, channel: Channel) -> Outcome:
+        """Run one request on a channel from ``open_channel`` (blocking; call from a thread).
+        Raises SandboxError when the machinery fails, and never hangs: the supervisor must
+        acknowledge within CONTROL_SECONDS (else the zygote is replaced) and answer within the
+        wall clock plus a margin (else it is killed)."""
+        uid = lock = supervisor = None
+        group: Group | None = None
+        sock = channel.sock
+        try:
+            if self.uids is not None:
+                uid, lock = self.uids.acquire()
+            lim = req.limits.wire()
+            group = self.enforced.cgroups.create(lim["memory_bytes"], lim["processes"])
+            sock.settimeout(CONTROL_SECONDS)
+            send_msg(sock, self._request(req, lim, uid, group))
+            try:
+                supervisor = _child_pidfd(recv_msg(sock)["started"], channel.zygote)
+            except (EOFError, OSError, ValueError, KeyError) as exc:
+                self._mark_broken(channel.generation)
+                raise SandboxError(f"no supervisor started: {type(exc).__name__}: {exc}") from exc
+            sock.settimeout((req.timeout or req.limits.wall_seconds) + ANSWER_MARGIN_SECONDS)
+            result = recv_msg(sock)
+        except (EOFError, OSError, ValueError) as exc:
+            raise SandboxError(
+                f"the sandbox supervisor failed: {type(exc).__name__}: {exc}"
+            ) from exc
         finally:
-            channel.close()
+            sock.close()
+            if supervisor is not None:  # it has answered (and exits) or is broken: gone now
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(supervisor, signal.SIGKILL)
+                os.close(supervisor)
+            if group is not None and not group.remove():  # before the uid is free again
+                print(
+                    f"scievals sandbox: warning: could not remove cgroups {group.dirs} "
+                    "(the next engine start sweeps them)",
+                    file=sys.stderr,
+                )
             if lock is not None:
                 lock.close()
         if "error" in result:
             raise SandboxError(f"sandbox failure: {result['error']}")
-        result["stdout"] = base64.b64decode(result["stdout"])
-        result["stderr"] = base64.b64decode(result["stderr"])
-        result["fast"] = fast
-        return result
+        return Outcome(
+            returncode=result["returncode"],
+            stdout=base64.b64decode(result["stdout"]).decode(errors="replace"),
+            stderr=base64.b64decode(result["stderr"]).decode(errors="replace"),
+            limit=result["limit"],
+            reason=result["reason"],
+            seconds=result["seconds"],
+        )
+
+    def _request(
+        self, req: Request, lim: dict[str, Any], uid: int | None, group: Group | None
+    ) -> dict[str, Any]:
+        return {
+            "argv": req.argv,
+            "fast": _is_fast(req.argv),
+            "workdir": req.workdir,
+            "cwd": req.cwd,
+            "env": {**self.base_env(), **req.env},
+            "input": base64.b64encode(req.input).decode(),
+            "timeout": req.timeout,
+            "limits": lim,
+            "uid": uid,
+            "gid": self.uids.gid if self.uids else None,
+            "cgroup": group.wire if group else None,
+            "disk": req.disk,
+        }
+
+
+@dataclass
+class Channel:
+    """A socket to one supervisor, and which zygote (start and pid) handed it over."""
+
+    sock: socket.socket
+    generation: int
+    zygote: int
+
+
+def _child_pidfd(pid: int, parent: int) -> int:
+    """A pidfd for ``pid``, which must be a child of ``parent`` (we may kill it later)."""
+    fd = os.pidfd_open(pid)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        if int(stat.rsplit(")", 1)[1].split()[1]) != parent:
+            raise ValueError(f"process {pid} is not a supervisor of zygote {parent}")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _is_fast(argv: list[str]) -> bool:

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
-import shutil
 import socket
-import tempfile
+import time
 from pathlib import Path
 from typing import Literal, overload
 
@@ -29,9 +27,19 @@ from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 from pydantic import BaseModel
 
-from scievals.sandbox.engine import Engine, Limits, Request, engine
+from scievals.sandbox import sampledir
+from scievals.sandbox.engine import Engine, Request, SandboxError, engine
+from scievals.sandbox.files import (
+    FileTooLargeError,
+    NotRegularFileError,
+    read_regular,
+    write_regular,
+)
+from scievals.sandbox.limits import Limits
+from scievals.sandbox.outcome import Outcome, infrastructure
 
 _DEFAULTS = Limits()
+NOTE = "scievals-sandbox: "
 
 
 class ScievalsSandboxConfig(BaseModel, frozen=True):
@@ -46,6 +54,8 @@ class ScievalsSandboxConfig(BaseModel, frozen=True):
     open_files: int = _DEFAULTS.open_files
     output_kib: int = _DEFAULTS.output_kib
     tmp_mib: int = _DEFAULTS.tmp_mib
+    disk_mib: int = _DEFAULTS.disk_mib
+    inodes: int = _DEFAULTS.inodes
     max_concurrency: int | None = None
     """Executions at once in this process (default: the number of CPUs)."""
 
@@ -86,10 +96,15 @@ class ScievalsSandbox(SandboxEnvironment):
         super().__init__()
         self.config = config or ScievalsSandboxConfig()
         self.engine = eng or engine()
-        self.directory = Path(tempfile.mkdtemp(prefix=f"scievals-sample-{os.getpid()}-"))
-        if self.engine.uids is not None:  # children run as other uids sharing one group
-            os.chown(self.directory, 0, self.engine.uids.gid)
-            self.directory.chmod(0o2770)
+        limits = self.config.limits()
+        # Children run as other uids sharing one group; when root the directory is a tmpfs
+        # capped in bytes and inodes.
+        self.directory = sampledir.create(
+            self.engine.uids.gid if self.engine.uids is not None else None,
+            limits.disk_mib * 2**20,
+            limits.inodes,
+            tmpfs=self.engine.disk_caps,
+        )
 
     # -- lifecycle
 
@@ -121,7 +136,8 @@ class ScievalsSandbox(SandboxEnvironment):
                 env.cleanup()
 
     def cleanup(self) -> None:
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Remove the sample's directory and everything in it; never raises."""
+        sampledir.remove(self.directory)
 
     # -- exec
 
@@ -138,14 +154,51 @@ class ScievalsSandbox(SandboxEnvironment):
     ) -> ExecResult[str]:
         """Run ``cmd`` isolated; ``timeout`` raises TimeoutError (after the whole tree is killed).
 
-        A run that hit a limit returns 137 with a last stderr line ``scievals-sandbox: killed:
-        REASON``. ``timeout_retry`` is ignored: a program that timed out is not run again.
+        Inspect's contract, kept for any task: a run that hit a limit returns 137 with a last
+        stderr line ``scievals-sandbox: killed: REASON``; a sandbox failure (after one retry)
+        raises SandboxError. Scorers should use ``outcome.run_program`` instead: structured,
+        and unforgeable by what the program prints. ``timeout_retry`` is ignored: a program
+        that timed out is not run again.
         """
         if user is not None:
             raise SandboxUserUnsupportedError(
                 "the scievals sandbox runs every program as its own "
                 "unprivileged user; `user` is not supported"
             )
+        res = await self.execute(
+            cmd, input=input, cwd=cwd, env=env, timeout=timeout, concurrency=concurrency
+        )
+        if res.infrastructure:
+            raise SandboxError(res.infrastructure)
+        if res.limit == "timeout":
+            raise TimeoutError(f"command timed out after {timeout} s (process tree killed)")
+        stdout, stderr = res.stdout, res.stderr
+        cap = self.config.output_kib * 1024
+        if res.limit == "output":
+            note = "\n[{} truncated: first {} bytes kept]\n"
+            if len(stdout.encode(errors="replace")) >= cap:
+                stdout += note.format("stdout", cap)
+            if len(stderr.encode(errors="replace")) >= cap:
+                stderr += note.format("stderr", cap)
+        if res.reason:
+            stderr += f"\n{NOTE}killed: {res.reason}\n"
+        return ExecResult(
+            success=res.returncode == 0, returncode=res.returncode, stdout=stdout, stderr=stderr
+        )
+
+    async def execute(
+        self,
+        cmd: list[str],
+        *,
+        input: str | bytes | None = None,
+        cwd: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: int | None = None,
+        concurrency: bool = True,
+    ) -> Outcome:
+        """Run ``cmd`` isolated and return the engine's structured outcome. A machinery failure
+        (zygote or supervisor died, broken channel) is retried once, restarting the zygote if
+        needed; a second one gives an ``infrastructure`` outcome instead of raising."""
         if not cmd:
             raise ValueError("empty command")
         work = str(self.directory)
@@ -159,25 +212,28 @@ class ScievalsSandbox(SandboxEnvironment):
             input=data,
             timeout=timeout,
             limits=self.config.limits(),
+            disk="sample directory" if self.engine.disk_caps else None,
         )
         limiter = _limiter(self.config.max_concurrency) if concurrency else None
         if limiter is not None:
             await limiter.acquire()
+        started = time.monotonic()
         try:
-            result = await self._run(req)
+            failures = []
+            for _ in range(2):
+                try:
+                    return await self._run(req)
+                except SandboxError as exc:
+                    failures.append((str(exc).strip().splitlines() or ["?"])[0][:500])
+            return infrastructure(
+                "the sandbox failed twice: " + "; then: ".join(failures),
+                time.monotonic() - started,
+            )
         finally:
             if limiter is not None:
                 limiter.release()
-        if result["timed_out"]:
-            raise TimeoutError(f"command timed out after {timeout} s (process tree killed)")
-        return ExecResult(
-            success=result["returncode"] == 0,
-            returncode=result["returncode"],
-            stdout=result["stdout"].decode(errors="replace"),
-            stderr=result["stderr"].decode(errors="replace"),
-        )
 
-    async def _run(self, req: Request) -> dict:
+    async def _run(self, req: Request) -> Outcome:
         channel = await anyio.to_thread.run_sync(self.engine.open_channel)
         try:
             return await anyio.to_thread.run_sync(
@@ -185,50 +241,13 @@ class ScievalsSandbox(SandboxEnvironment):
             )
         finally:
             with contextlib.suppress(OSError):  # on cancellation: the supervisor kills the tree
-                channel.shutdown(socket.SHUT_RDWR)
+                channel.sock.shutdown(socket.SHUT_RDWR)
 
-    # -- files
-
-    def _open(self, file: str, flags: int, create_dirs: bool = False) -> int:
-        """Open ``file`` inside the sample dir without following any symlink (the program may
-        have planted some), refusing paths that leave it."""
-        path = Path(file)
-        if path.is_absolute():
-            try:
-                path = path.relative_to(self.directory)
-            except ValueError:
-                raise PermissionError(f"{file}: outside the sandbox's directory") from None
-        parts = [p for p in path.parts if p not in ("", ".")]
-        if not parts or ".." in parts:
-            raise PermissionError(f"{file}: not a file inside the sandbox's directory")
-        dir_fd = os.open(self.directory, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            for part in parts[:-1]:
-                if create_dirs:
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, 0o2775, dir_fd=dir_fd)
-                try:
-                    nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=dir_fd)
-                except OSError as exc:
-                    if exc.errno == errno.ELOOP:
-                        raise PermissionError(f"{file}: a symlink on the path") from None
-                    raise
-                os.close(dir_fd)
-                dir_fd = nxt
-            try:
-                return os.open(parts[-1], flags | os.O_NOFOLLOW, 0o664, dir_fd=dir_fd)
-            except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise PermissionError(f"{file}: is a symlink") from None
-                raise
-        finally:
-            os.close(dir_fd)
+    # -- files (the program controls the directory: see files.py)
 
     async def write_file(self, file: str, contents: str | bytes) -> None:
         data = contents.encode() if isinstance(contents, str) else contents
-        fd = self._open(file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, create_dirs=True)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        write_regular(self.directory, file, data)
 
     @overload
     async def read_file(self, file: str, text: Literal[True] = True) -> str: ...
@@ -237,11 +256,22 @@ class ScievalsSandbox(SandboxEnvironment):
     async def read_file(self, file: str, text: Literal[False]) -> bytes: ...
 
     async def read_file(self, file: str, text: bool = True) -> str | bytes:
-        fd = self._open(file, os.O_RDONLY)
-        with os.fdopen(fd, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
-            if size > limit:
-                raise OutputLimitExceededError(limit_str=f"{limit} bytes", truncated_output=None)
-            data = fh.read()
+        """Inspect's read_file, made safe: regular files only (a planted symlink, FIFO, socket or
+        device raises NotRegularFileError, a PermissionError; a directory IsADirectoryError),
+        never blocking, size checked before reading (OutputLimitExceededError)."""
+        limit = SandboxEnvironmentLimits.MAX_READ_FILE_SIZE
+        try:
+            data = await self.read_regular(file, limit)
+        except NotRegularFileError as exc:
+            if exc.kind == "a directory":  # Inspect's contract names this one
+                raise IsADirectoryError(str(exc)) from None
+            raise
+        except FileTooLargeError:
+            raise OutputLimitExceededError(
+                limit_str=f"{limit} bytes", truncated_output=None
+            ) from None
         return data.decode("utf-8") if text else data
+
+    async def read_regular(self, file: str, max_bytes: int) -> bytes:
+        """A regular file of the sample directory, at most ``max_bytes`` (see files.py)."""
+        return await anyio.to_thread.run_sync(read_regular, self.directory, file, max_bytes)

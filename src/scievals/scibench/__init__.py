@@ -1,1 +1,31 @@
-"""SciBench (Wang et al., ICML 2024) as Inspect tasks: faithful to the official code, and better."""
+"""SciBench (Wang et al., ICML 2024) as an Inspect task: faithful to the official code, and better.
+
+The task is ``scibench``; the scorers ``faithful`` and ``robust``; the pure rules behind them
+(``faithful_score``, ``robust_score``, ``parse_number``, ``official_unit``) grade replies made
+anywhere, as ``grade_file`` does for ``scievals grade scibench``.
+"""
+
+from scievals.scibench.config import SciBenchConfig
+from scievals.scibench.faithful import faithful_score, faithful_tool_score
+from scievals.scibench.grade import grade_file
+from scievals.scibench.robust import parse_number, robust_score, robust_tool_score
+from scievals.scibench.scorer import faithful, robust
+from scievals.scibench.task import scibench
+from scievals.scibench.units import Unit, official_unit
+from scievals.scibench.verdict import Verdict
+
+__all__ = [
+    "SciBenchConfig",
+    "Unit",
+    "Verdict",
+    "faithful",
+    "faithful_score",
+    "faithful_tool_score",
+    "grade_file",
+    "official_unit",
+    "parse_number",
+    "robust",
+    "robust_score",
+    "robust_tool_score",
+    "scibench",
+]

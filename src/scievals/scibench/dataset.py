@@ -12,9 +12,10 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast, get_args
 
 from scievals.artifacts import ArtifactError, download
+from scievals.inputs import InputError, one_of
 from scievals.paths import cache_dir
 
 BOOKS = (
@@ -41,7 +42,8 @@ SUBJECTS = {
     "stat": "math",
     "calculus": "math",
 }
-VERSIONS = ("main", "old")
+Version = Literal["main", "old"]
+VERSIONS: tuple[Version, ...] = get_args(Version)
 TEST_COUNTS = {"main": 580, "old": 583}
 MULTIMODAL_DIRS = {"problem": 151, "problem_solution": 26}
 ENV_VAR = "SCIEVALS_SCIBENCH_DIR"
@@ -104,12 +106,10 @@ class Source:
     """Where the files of one data version live: a local folder, or the cache filled on demand."""
 
     def __init__(self, version: str = "main", data_dir: str | Path | None = None) -> None:
-        if version not in VERSIONS:
-            raise ValueError(f"version must be one of {VERSIONS}, not {version!r}")
-        self.version = version
+        self.version = cast(Version, one_of("version", version, VERSIONS))
         local = data_dir or os.environ.get(ENV_VAR)
-        self.local = _version_folder(Path(local).expanduser(), version) if local else None
-        self.root = self.local or cache_dir("scibench", version)
+        self.local = _version_folder(Path(local).expanduser(), self.version) if local else None
+        self.root = self.local or cache_dir("scibench", self.version)
 
     def path(self, relative: str) -> Path:
         """``dataset/<relative>`` as a local file, fetching it into the cache when not local."""
@@ -140,13 +140,13 @@ class Source:
         book = name.removesuffix(".json")
         tests = [r for r in rows if r.get("source") == book and not (r.get("solution") or "")]
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(tests, ensure_ascii=False))
+        target.write_text(json.dumps(tests, ensure_ascii=False), encoding="utf-8")
         return target
 
     def book(self, book: str, pool: str = "test") -> list[Record]:
         """The test problems (pool "test") or the solution pool (pool "sol") of one textbook."""
         if book not in BOOKS:
-            raise ValueError(f"unknown SciBench book {book!r}; books are {', '.join(BOOKS)}")
+            raise InputError(f"unknown SciBench book {book!r}; books are {', '.join(BOOKS)}")
         name = f"original/{book}.json" if pool == "test" else f"original/{book}_sol.json"
         raw = json.loads(self.path(name).read_text(encoding="utf-8"))
         return [_record(item, book, i, pool) for i, item in enumerate(raw)]
@@ -179,7 +179,7 @@ def _version_folder(path: Path, version: str) -> Path:
         raise FileNotFoundError(f"{path} is not a SciBench copy; {HOW_TO_POINT}")
     found = detect_version(path)
     if found is not None and found != version:
-        raise ValueError(
+        raise InputError(
             f"{path} holds the {found!r} SciBench data ({TEST_COUNTS[found]} test problems), "
             f"not {version!r}; point at the {version} copy or pass version={found}"
         )

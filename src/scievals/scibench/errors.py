@@ -1,3 +1,4 @@
+# inspect-evals-lint: ignore-file[get_model_location] -- a command over a finished log, not a task: no solver or scorer exists to resolve the verifier in
 """The SciBench error-analysis protocol (``ana_error.py``, paper section 5), with its bugs fixed.
 
 A verifier model attributes each wrong answer to one of ten skills. Only problems with a
@@ -17,9 +18,10 @@ from typing import Any
 from inspect_ai.log import read_eval_log
 from inspect_ai.model import GenerateConfig, Model, get_model
 
-from scievals.scibench.answers import last_boxed
+from scievals.inputs import one_of
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.prompts import SKILLS, error_analysis_messages, to_chat, unit_sentence
+from scievals.scibench.robust import last_boxed
 from scievals.scibench.scorer import TOOL_STORE_KEY
 
 
@@ -60,6 +62,7 @@ def analyze_log(
     data_dir: str | None = None,
 ) -> dict[str, Any]:
     """Attribute each wrong answer that has a reference solution; distribution and items."""
+    one_of("--scorer", scorer, ("faithful", "robust"))
     log = read_eval_log(str(log_path))
     task_args = log.eval.task_args or {}
     setting = str(task_args.get("setting", "zero"))

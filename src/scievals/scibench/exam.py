@@ -1,3 +1,4 @@
+# inspect-evals-lint: ignore-file[custom_metric_tests] -- exam_points runs through the real reducer with two epochs in tests/scibench/test_scibench_tools.py
 """The exam subset: a user-supplied exam file graded by a grader model against its rubric.
 
 SciBench's seven college exams were never published, so no score on them can be reproduced. This
@@ -34,6 +35,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from scievals.inputs import InputError
 from scievals.protocol import protocol
 from scievals.scibench import prompts
 from scievals.scibench.solver import official_generate, zero_cot
@@ -49,20 +51,26 @@ GRADER_SYSTEM = (
 
 def load_exams(path: str | Path) -> list[dict[str, Any]]:
     """Read and check an exam file; errors name the exam and problem at fault."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a JSON exam file ({exc})") from None
     exams = data["exams"] if isinstance(data, dict) and "exams" in data else [data]
     for e, exam in enumerate(exams):
         if not isinstance(exam, dict) or not exam.get("name") or not exam.get("problems"):
-            raise ValueError(f"{path}: exam {e} needs a name and a non-empty problems list")
+            raise InputError(f"{path}: exam {e} needs a name and a non-empty problems list")
         for p, problem in enumerate(exam["problems"]):
             where = f"{path}: {exam['name']} problem {p}"
+            if not isinstance(problem, dict):
+                raise InputError(f"{where}: expected an object with question, points and rubric")
             for key in ("question", "points", "rubric"):
                 if key not in problem:
-                    raise ValueError(f"{where}: missing {key!r}")
+                    raise InputError(f"{where}: missing {key!r}")
             if problem.get("type", "free_response") not in PROBLEM_TYPES:
-                raise ValueError(f"{where}: type must be one of {PROBLEM_TYPES}")
-            if float(problem["points"]) <= 0:
-                raise ValueError(f"{where}: points must be positive")
+                raise InputError(f"{where}: type must be one of {PROBLEM_TYPES}")
+            points = problem["points"]
+            if isinstance(points, bool) or not isinstance(points, int | float) or points <= 0:
+                raise InputError(f"{where}: points must be positive")
     return exams
 
 
@@ -129,14 +137,18 @@ def grader_prompt(meta: dict[str, Any], answer: str, reference: str) -> str:
 
 @metric
 def exam_points() -> Metric:
-    """Points earned and possible per exam, each exam's percentage, and their mean (the paper's)."""
+    """Points earned and possible per exam, each exam's percentage, and their mean (the paper's).
+
+    Earned points come from the score value (the share of the problem's points), which the epoch
+    reducer averages; its metadata is the first epoch's only.
+    """
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         earned: dict[str, float] = defaultdict(float)
         possible: dict[str, float] = defaultdict(float)
         for item in scores:
             meta = item.score.metadata or {}
-            earned[meta["exam"]] += float(meta["points_earned"])
+            earned[meta["exam"]] += item.score.as_float() * float(meta["points_possible"])
             possible[meta["exam"]] += float(meta["points_possible"])
         result: dict[str, float] = {}
         for exam in sorted(possible):
@@ -189,12 +201,12 @@ def rubric_grader(grader: str | None = None) -> Scorer:
 def exam_task(exam_file: str | None, grader: str | None, setting: str) -> Task:
     """The exam Task (the paper ran zero-shot and zero-shot CoT only)."""
     if not exam_file:
-        raise ValueError(
+        raise InputError(
             "subset=exam needs exam_file=PATH: the SciBench exams are not public; see "
             "scievals.scibench.exam for the JSON format of your own exam"
         )
     if setting not in EXAM_SETTINGS:
-        raise ValueError(f"the exam subset supports {EXAM_SETTINGS}, not {setting!r}")
+        raise InputError(f"the exam subset supports {EXAM_SETTINGS}, not {setting!r}")
     exams = load_exams(exam_file)
     samples = _samples(exams, setting)
     return Task(

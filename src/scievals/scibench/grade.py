@@ -5,37 +5,38 @@ Text replies only: the tool settings need their code run, which only the task do
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
-from scievals.scibench.answers import faithful_score, official_unit, robust_score
+from scievals.inputs import InputError, JsonLine, one_of, read_jsonl
 from scievals.scibench.dataset import Record, Source
+from scievals.scibench.faithful import faithful_score
 from scievals.scibench.metrics import Row, summary
+from scievals.scibench.robust import robust_score
+from scievals.scibench.units import official_unit
+
+GradeScorer = Literal["faithful", "robust"]
+FIELDS = {"book": str, "index": int, "response": str}
 
 
 def grade_lines(
-    lines: Iterable[str], source: Source, scorer: str = "robust"
+    lines: Iterable[JsonLine], source: Source, scorer: GradeScorer = "robust"
 ) -> Iterator[dict[str, Any]]:
-    """One result per input line, in order; a bad line raises ValueError naming its number."""
+    """One result per input line, in order; a line naming no problem is an InputError."""
     books: dict[str, list[Record]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-            book, index, response = item["book"], int(item["index"]), item["response"]
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"line {number}: expected {{book, index, response}} ({exc})") from exc
+    score = faithful_score if scorer == "faithful" else robust_score
+    for line in lines:
+        book, index, response = line.values
         if book not in books:
-            books[book] = source.book(book)
+            try:
+                books[book] = source.book(book)
+            except InputError as exc:
+                raise line.error(str(exc)) from None
         if not 0 <= index < len(books[book]):
-            raise ValueError(f"line {number}: {book} has {len(books[book])} problems, no {index}")
+            raise line.error(f"{book} has {len(books[book])} problems, no {index}")
         record = books[book][index]
-        unit = official_unit(record.unit)
-        score = faithful_score if scorer == "faithful" else robust_score
-        verdict = score(str(response), record.answer_number, unit)
+        verdict = score(response, record.answer_number, official_unit(record.unit))
         yield {
             "book": book,
             "index": index,
@@ -49,11 +50,10 @@ def grade_lines(
 def grade_file(
     path: Path, version: str = "main", scorer: str = "robust", data_dir: str | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Grade a JSONL file: the per-line results and the summary (counts, accuracies, CIs)."""
-    if scorer not in ("faithful", "robust"):
-        raise ValueError(f"--scorer must be faithful or robust, not {scorer!r}")
+    """Grade a JSONL file: the per-line results and the summary (counts, accuracies, CI)."""
+    chosen = cast(GradeScorer, one_of("--scorer", scorer, ("faithful", "robust")))
     source = Source(version, data_dir)
-    with open(path, encoding="utf-8") as fh:
-        results = list(grade_lines(fh, source, scorer))
+    lines = read_jsonl(path, FIELDS, unique=("book", "index"), noun="problem")
+    results = list(grade_lines(lines, source, chosen))
     rows = [Row(r["book"], r["correct"], r["extracted"]) for r in results]
-    return results, {"scorer": scorer, "data_version": source.describe(), **summary(rows)}
+    return results, {"scorer": chosen, "data_version": source.describe(), **summary(rows)}

@@ -1,20 +1,36 @@
-"""SciBench metrics: accuracy per book and subject, micro and macro, unextracted rate, Wilson CIs.
+# inspect-evals-lint: ignore-file[custom_metric_tests] -- unextracted runs through the real reducer with disagreeing epochs in tests/scibench/test_scibench_task.py
+"""SciBench metrics: accuracy (micro), per book and its macro mean, per subject, Wilson CI, unread.
 
-The pure functions take (book, correct, extracted) rows so that the grade CLI and the Inspect
-metrics share one implementation. The paper's "Avg" is the micro average (weighted by problems);
-OpenCompass reports the macro one; both are given, with the number of problems behind them.
+The Inspect metrics are Inspect's own where they give the numbers we want: ``accuracy`` is the
+paper's "Avg" (micro, weighted by problems), ``grouped(accuracy(), "book", all="groups")`` gives
+each book and the mean of the books (OpenCompass's macro average), and ``ci_wilson`` the 95%
+interval (it agrees with ``scievals.stats.wilson`` to 2e-16; the report keeps ours, whose bounds
+are exactly 0 and 1 at the ends). Ours: the share of replies without a readable number, and the
+epoch reducer that keeps it. ``summary`` is the same arithmetic as one pure function over
+(book, correct, extracted) rows, for ``scievals grade``.
 """
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from statistics import mean
 
-from inspect_ai.scorer import Metric, SampleScore, metric
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Score,
+    ScoreReducer,
+    accuracy,
+    ci_wilson,
+    grouped,
+    metric,
+    score_reducer,
+)
 
 from scievals.scibench.dataset import SUBJECTS
+from scievals.stats import wilson
 
 
 @dataclass(frozen=True)
@@ -22,17 +38,6 @@ class Row:
     book: str
     correct: bool
     extracted: bool = True
-
-
-def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """Wilson score interval for k successes in n trials (95% by default); (0, 1) when n == 0."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _accuracy(rows: list[Row]) -> float:
@@ -47,10 +52,10 @@ def group(rows: Iterable[Row], by_subject: bool = False) -> dict[str, list[Row]]
 
 
 def summary(rows: list[Row]) -> dict[str, object]:
-    """Everything the report needs in one dict: counts, accuracies and intervals."""
+    """Everything ``scievals grade scibench`` reports: counts, accuracies and the interval."""
     k, n = sum(r.correct for r in rows), len(rows)
     books = group(rows)
-    low, high = wilson(k, n)
+    low, high = wilson(k, n) if n else (None, None)
     return {
         "correct": k,
         "total": n,
@@ -69,60 +74,9 @@ def summary(rows: list[Row]) -> dict[str, object]:
     }
 
 
-def _rows(scores: list[SampleScore]) -> list[Row]:
-    rows = []
-    for item in scores:
-        meta = item.sample_metadata or {}
-        score_meta = item.score.metadata or {}
-        rows.append(
-            Row(
-                book=str(meta.get("book", "unknown")),
-                correct=item.score.as_float() >= 1.0,
-                extracted=bool(score_meta.get("extracted", True)),
-            )
-        )
-    return rows
-
-
-@metric
-def by_book() -> Metric:
-    """Accuracy per textbook."""
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return {book: _accuracy(rows) for book, rows in group(_rows(scores)).items()}
-
-    return compute
-
-
-@metric
-def by_subject() -> Metric:
-    """Accuracy per subject (chemistry, physics, math)."""
-
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        return {s: _accuracy(rows) for s, rows in group(_rows(scores), by_subject=True).items()}
-
-    return compute
-
-
-@metric
-def micro() -> Metric:
-    """Accuracy over all problems (the paper's average)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return _accuracy(_rows(scores))
-
-    return compute
-
-
-@metric
-def macro() -> Metric:
-    """Mean of the per-book accuracies (each textbook weighs the same)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        books = group(_rows(scores))
-        return sum(_accuracy(v) for v in books.values()) / len(books) if books else 0.0
-
-    return compute
+def _extracted(score: Score) -> float:
+    """1 when a number was read, 0 when not; over epochs, the share read (``scibench_epochs``)."""
+    return float((score.metadata or {}).get("extracted", True))
 
 
 @metric
@@ -130,23 +84,37 @@ def unextracted() -> Metric:
     """Share of replies from which the scorer could not read a number."""
 
     def compute(scores: list[SampleScore]) -> float:
-        rows = _rows(scores)
-        return sum(not r.extracted for r in rows) / len(rows) if rows else 0.0
+        return sum(1 - _extracted(s.score) for s in scores) / len(scores) if scores else 0.0
 
     return compute
 
 
-@metric
-def wilson_ci() -> Metric:
-    """Wilson 95% interval of the micro accuracy."""
+@score_reducer(name="scibench_epochs")
+def scibench_epochs() -> ScoreReducer:
+    """The mean over epochs, keeping in ``extracted`` the share of epochs whose number was read.
 
-    def compute(scores: list[SampleScore]) -> dict[str, float]:
-        rows = _rows(scores)
-        low, high = wilson(sum(r.correct for r in rows), len(rows))
-        return {"wilson_low": low, "wilson_high": high}
+    Inspect's reducers keep the first epoch's metadata only, which would make ``unextracted``
+    the rate of epoch 1.
+    """
 
-    return compute
+    def reduce(scores: list[Score]) -> Score:
+        first = scores[0]
+        return Score(
+            value=sum(s.as_float() for s in scores) / len(scores),
+            answer=first.answer,
+            explanation=first.explanation,
+            metadata={**(first.metadata or {}), "extracted": mean(map(_extracted, scores))},
+        )
+
+    return reduce
 
 
 def scibench_metrics() -> list[Metric]:
-    return [micro(), macro(), wilson_ci(), unextracted(), by_subject(), by_book()]
+    """accuracy (micro), lower/upper (Wilson 95%), each book and macro, each subject, unextracted."""
+    return [
+        accuracy(),
+        ci_wilson(),
+        grouped(accuracy(), "book", all="groups", all_label="macro"),
+        grouped(accuracy(), "subject", all=False),
+        unextracted(),
+    ]

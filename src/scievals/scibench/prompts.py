@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageSystem, ChatMessageUser
 
-from scievals.scibench.answers import official_unit
 from scievals.scibench.dataset import Record
+from scievals.scibench.units import official_unit
 
 SYS_CAL_BOX2 = (
     "\nPlease provide a clear and step-by-step solution for a scientific problem in the "
@@ -71,7 +71,6 @@ SKILLS = (
     "Calculation Skills",
 )
 
-SETTINGS = ("zero_nosys", "zero", "zero_cot", "few", "few_cot", "python", "wolfram")
 # The paper-era code loaded 5 solution-pool records for the tool settings and showed 4 (thermo 3);
 # main loads 3 and then indexes a fourth (IndexError), so the paper-era layout is the only one.
 TOOL_LOADED = 5

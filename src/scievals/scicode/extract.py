@@ -28,6 +28,9 @@ _FENCE_MARK = re.compile(rf"```(?:{_TAG})?(?![\w])|```", re.IGNORECASE)
 _HEADER_NAME = re.compile(r"^\s*(?:def|class)\s+(\w+)", re.MULTILINE)
 # The original deletes every line that starts an import, leading whitespace and blank lines included.
 _IMPORT_LINE = re.compile(r"^\s*(?:import .*|from .*\s+import\s+.*)", re.MULTILINE)
+MAX_COMPLETION_CHARS = 500_000
+"""Longer replies are not parsed (parsing costs about 150 bytes of memory per character): they
+are kept whole, and the step fails as too large without running."""
 
 
 def header_name(function_header: str) -> str | None:
@@ -68,6 +71,8 @@ def extract_code(completion: str, function_header: str) -> str:
     draft), else the first. The fence-stripped text wins when it parses and defines a function
     or class the chosen block lacks (a solution split across blocks), and when there is no block.
     """
+    if len(completion) > MAX_COMPLETION_CHARS:
+        return completion
     stripped = _FENCE_MARK.sub("", completion).strip()
     blocks = [block.strip() for block in code_blocks(completion)]
     if not blocks:
@@ -83,6 +88,8 @@ def extract_code(completion: str, function_header: str) -> str:
 
 def original_extract(completion: str) -> str:
     """The original SciCode harness's rule: first ```python block (else first fence), no imports."""
+    if len(completion) > MAX_COMPLETION_CHARS:
+        return completion
     if "```" in completion:
         if "```python" in completion:
             code = completion.split("```python", 1)[1].split("```", 1)[0]

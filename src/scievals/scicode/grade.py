@@ -1,39 +1,26 @@
-"""Grading SciCode completions made elsewhere (one JSON line per step), step by step."""
+"""Grading SciCode completions made elsewhere (one JSON line per step), all steps at once."""
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
+import asyncio
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from scievals.inputs import InputError, read_jsonl
+from scievals.scicode.config import Extraction
 from scievals.scicode.dataset import Problem, Split, load_problems
-from scievals.scicode.scorer import score_problem
-from scievals.scicode.solver import Extraction, extract
+from scievals.scicode.metrics import problem_solved
+from scievals.scicode.runner import run_step
+from scievals.scicode.schedule import StepCache, expected_cost
+from scievals.scicode.solver import extract
 from scievals.scicode.targets_source import target_lookup
 
 
-class InputError(ValueError):
-    """A malformed input line (the message names it)."""
-
-
 def read_completions(path: Path) -> dict[str, str]:
-    completions: dict[str, str] = {}
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                step, completion = item["step"], item["completion"]
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise InputError(
-                    f'{path}:{number}: expected {{"step", "completion"}}: {exc}'
-                ) from exc
-            if not isinstance(step, str) or not isinstance(completion, str):
-                raise InputError(f"{path}:{number}: step and completion must be strings")
-            completions[step] = completion
-    return completions
+    """Step -> raw completion from a JSONL file; a step given twice is an error, not a choice."""
+    lines = read_jsonl(path, {"step": str, "completion": str}, unique=("step",), noun="step")
+    return dict(line.values for line in lines)
 
 
 def infer_split(steps: set[str]) -> Split:
@@ -48,7 +35,12 @@ def summary(problems: tuple[Problem, ...], verdicts: dict[str, dict[str, Any]]) 
     steps_total = sum(len(p.scored_steps) for p in problems)
     passed = sum(1 for v in verdicts.values() if v["passed"])
     solved = sum(
-        all(verdicts.get(s.step_id, {}).get("passed", False) for s in p.scored_steps)
+        problem_solved(
+            {
+                s.step_id: float(verdicts.get(s.step_id, {}).get("passed", False))
+                for s in p.scored_steps
+            }
+        )
         for p in problems
     )
     return {
@@ -79,13 +71,13 @@ async def grade(
     if unknown:
         raise InputError(f"steps not scored in split {split!r}: {', '.join(unknown[:5])}")
     lookup, _ = target_lookup(split, "auto", h5)
-    by_problem: dict[str, list[str]] = defaultdict(list)
-    for step in completions:
-        by_problem[step.split(".")[0]].append(step)
-    verdicts: dict[str, dict[str, Any]] = {}
+    wanted = set(completions)
+    cache = StepCache()
+    jobs = []
     async with session() as env:
         for problem in problems:
-            if problem.problem_id not in by_problem:
+            steps = [s for s in problem.scored_steps if s.step_id in wanted]
+            if not steps:
                 continue
             codes = {
                 s.step_id: s.presupplied_code
@@ -93,15 +85,23 @@ async def grade(
                 else extract(completions.get(s.step_id, ""), s.function_header, extraction)
                 for s in problem.steps
             }
-            wanted = set(by_problem[problem.problem_id])
-            score = await score_problem(env, problem, codes, lookup, timeout, only=wanted)
-            for step in score.metadata["steps"]:
-                verdicts[step["step"]] = {
-                    "step": step["step"],
-                    "passed": step["passed"],
-                    "reason": step["reason"],
-                    "reason_kind": step["reason_kind"],
-                }
+            jobs += [(problem, s, codes) for s in steps]
+        jobs.sort(key=lambda job: -expected_cost(job[1].step_id))
+        results = await asyncio.gather(
+            *[
+                run_step(env, problem, s, codes, partial(lookup, s), timeout, cache)
+                for problem, s, codes in jobs
+            ]
+        )
+    verdicts = {
+        v.step: {
+            "step": v.step,
+            "passed": v.passed,
+            "reason": v.reason,
+            "reason_kind": v.reason_kind,
+        }
+        for v in results
+    }
     ordered = [
         verdicts[s.step_id] for p in problems for s in p.scored_steps if s.step_id in verdicts
     ]

@@ -1,3 +1,4 @@
+# inspect-evals-lint: ignore-file[custom_metric_tests] -- every metric and the epochs reducer are tested on real scores in tests/scicode/test_metrics.py and through real evals in tests/scicode/test_task.py
 """SciCode metrics, named as inspect_evals names them, plus standard errors over problems.
 
 A sample's score value is ``{step_id: 1.0|0.0}`` for its scored steps. Over several epochs the
@@ -9,6 +10,7 @@ alignment of per-step means.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, metric, score_reducer
@@ -21,13 +23,17 @@ def _steps(sample: SampleScore) -> dict[str, float]:
     return {k: float(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
+def problem_solved(steps: Mapping[str, Any]) -> bool:
+    """The one definition of a solved main problem: it has scored steps and every one passed."""
+    return bool(steps) and all(float(v) == 1.0 for v in steps.values())
+
+
 def main_solved(sample: SampleScore) -> float:
     """Fraction of epochs in which every step of the problem passed (0 or 1 with one epoch)."""
     meta = sample.score.metadata or {}
     if MAIN_SOLVED in meta:
         return float(meta[MAIN_SOLVED])
-    steps = _steps(sample)
-    return 1.0 if steps and all(v == 1.0 for v in steps.values()) else 0.0
+    return 1.0 if problem_solved(_steps(sample)) else 0.0
 
 
 @metric
@@ -113,7 +119,7 @@ def scicode_epochs() -> ScoreReducer:
     def reduce(scores: list[Score]) -> Score:
         keys = list(scores[0].value) if isinstance(scores[0].value, dict) else []
         value = {k: sum(float(s.value[k]) for s in scores) / len(scores) for k in keys}  # type: ignore[index]
-        solved = [all(float(v) == 1.0 for v in s.value.values()) for s in scores]  # type: ignore[union-attr]
+        solved = [problem_solved(s.value) for s in scores]  # type: ignore[arg-type]
         metadata: dict[str, Any] = dict(scores[0].metadata or {})
         metadata[MAIN_SOLVED] = sum(solved) / len(scores)
         metadata["epochs"] = len(scores)

@@ -1,7 +1,9 @@
 """Prompts: the official single-turn cumulative templates, and inspect_evals' chat protocol.
 
-Template text is read from the official packages (verified by sha256) rather than copied, so a
-prompt is byte-for-byte what the reference harness sends.
+Template text is read from the packages that define it rather than copied, so a prompt is
+byte-for-byte what the reference harness sends: the single-turn templates from the nvidia-scicode
+wheel (with the problem files), the chat templates from the inspect-evals wheel. Each wheel is
+fetched once into the cache and verified by sha256, and each template read once per process.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ CHAT_TEMPLATES_MEMBER = "inspect_evals/scicode/prompt_templates.py"
 CHAT_TEMPLATES_SHA256 = "419999446de2b3cf095a8fe4e0bd70fecac42831b280aa8534cff61ad664a689"
 
 
+@cache
 def single_turn_template(background: bool) -> str:
     name = "multistep_template.txt" if background else "background_comment_template.txt"
     return official_file(name).decode()

@@ -1,13 +1,15 @@
 """Dev-set targets regenerated from gold code (spec §8), in the official file's layout.
 
 The official targets file cannot be fetched everywhere, but the 15 dev problems ship gold code:
-running it with the tests' compared values recorded, then solving each check for ``target``,
-gives every dev target. It runs in the same sandbox and pinned runtime as scoring, with a steady
-clock so that 78.3's timing-based choice is reproducible, and is written once to the cache.
+running it, re-running each test on the trusted side with the values the gold functions
+returned, and solving each assert's skeleton for ``target`` gives every dev target. It runs in
+the same sandbox and pinned runtime as scoring, with a steady clock so that 78.3's timing-based
+choice is reproducible, and is written once to the cache.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import concurrent.futures
 import json
@@ -22,11 +24,89 @@ import h5py
 from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
 from scievals.scicode.dataset import Problem, Step, load_problems
-from scievals.scicode.runner import STEADY_CLOCK, execute, plans_for, record_path_for, step_program
+from scievals.scicode.program import STEADY_CLOCK, plans_for, step_program
+from scievals.scicode.rewrite import TARGET, VALUES, TestPlan
+from scievals.scicode.runner import execute, judge_tests, record_path_for
+from scievals.scicode.schedule import queue
 from scievals.scicode.targets import write_test_target
-from scievals.scicode.testcode import Unsolvable, solve_target
 
 REGEN_TIMEOUT = 1800
+
+
+class Unsolvable(ValueError):
+    """A check does not pin down the target (cannot regenerate from it)."""
+
+
+def solve_target(plan: TestPlan, solved: dict[int, tuple[Any, ...]]) -> Any:
+    """The target that makes every check of this test hold with the gold values ``solved``
+    (each check's recorded values, by check number)."""
+    if not plan.checks:
+        return None
+    bound: dict[str, Any] = {}
+    subscripted: dict[int, Any] = {}
+
+    def assign(leaf: ast.expr, value: Any) -> None:
+        if isinstance(leaf, ast.Name):
+            bound[leaf.id] = value
+        elif (
+            isinstance(leaf, ast.Subscript)
+            and isinstance(leaf.value, ast.Name)
+            and leaf.value.id == TARGET
+            and isinstance(leaf.slice, ast.Constant)
+        ):
+            subscripted[int(leaf.slice.value)] = value
+        elif isinstance(leaf, ast.Tuple):
+            for element, item in zip(leaf.elts, value, strict=True):
+                assign(element, item)
+        else:
+            raise Unsolvable(f"cannot solve for {ast.unparse(leaf)}")
+
+    def is_value(node: ast.expr) -> bool:
+        return (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == VALUES
+        )
+
+    def value_of(node: ast.expr, values: tuple[Any, ...]) -> Any:
+        if is_value(node):
+            return values[node.slice.value]  # type: ignore[attr-defined]
+        raise Unsolvable(f"not a recorded value: {ast.unparse(node)}")
+
+    def solve(node: ast.expr, values: tuple[Any, ...]) -> None:
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            for part in node.values:
+                solve(part, values)
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            left, right = node.args[0], node.args[1]
+            if is_value(left):
+                assign(right, value_of(left, values))
+            else:
+                assign(left, value_of(right, values))
+        elif (
+            isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq)
+        ):
+            left, right = node.left, node.comparators[0]
+            if is_value(left):
+                assign(right, value_of(left, values))
+            else:
+                assign(left, value_of(right, values))
+        else:
+            raise Unsolvable(f"cannot solve {ast.unparse(node)}")
+
+    for number, check in enumerate(plan.checks):
+        if number not in solved:
+            raise Unsolvable("the check's values were never computed")
+        solve(ast.parse(check.skeleton, mode="eval").body, solved[number])
+
+    if TARGET in bound:
+        return bound[TARGET]
+    if subscripted:
+        return tuple(subscripted[i] for i in range(len(subscripted)))
+    for statement in plan.unpack:
+        names = ast.parse(statement).body[0].targets[0]  # type: ignore[attr-defined]
+        return tuple(bound[element.id] for element in names.elts)
+    raise Unsolvable("no target found")
 
 
 def dev_targets_path() -> Path:
@@ -35,26 +115,34 @@ def dev_targets_path() -> Path:
 
 async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) -> list[Any]:
     """The targets of one dev step, from its gold code and the gold code of earlier steps."""
-    codes = {s.step_id: s.gold_code or s.presupplied_code or "" for s in problem.steps}
-    plans = plans_for(step)
+    codes = problem.gold_codes()
+    plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path, prelude=STEADY_CLOCK)
-    run = await execute(env, program, path, timeout)
-    if run.timed_out or run.returncode != 0 or run.records is None:
-        detail = run.stderr.strip().splitlines()[-1:] or [run.record_error or "timed out"]
+    async with queue().slot(step.step_id):
+        run = await execute(env, program, path, timeout)
+    outcome = run.outcome
+    if outcome.returncode != 0 or outcome.infrastructure or run.records is None:
+        detail = outcome.stderr.strip().splitlines()[-1:] or [
+            outcome.infrastructure or run.record_error or outcome.reason or "timed out"
+        ]
         raise ArtifactError(f"regenerating {step.step_id}: gold code failed: {detail[0]}")
+    outcomes = await judge_tests(problem, plans, run, None) or []
     targets = []
-    for plan in plans:
-        if plan.index not in run.records.done:
+    for plan, result in zip(plans, outcomes, strict=False):
+        if result.error is not None:
             raise ArtifactError(
-                f"regenerating {step.step_id}: test {plan.index + 1} did not finish"
+                f"regenerating {step.step_id} test {plan.index + 1}: "
+                f"{type(result.error).__name__}: {result.error}"
             )
         try:
-            targets.append(solve_target(plan, run.records))
+            targets.append(solve_target(plan, result.solved))
         except Unsolvable as exc:
             raise ArtifactError(
                 f"regenerating {step.step_id} test {plan.index + 1}: {exc}"
             ) from exc
+    if len(targets) != len(plans):
+        raise ArtifactError(f"regenerating {step.step_id}: not every test ran")
     return targets
 
 

@@ -1,58 +1,72 @@
-"""Building a step's program as the official harness does, running it sandboxed, and judging it.
+"""Running one step in the sandbox and judging it on the trusted side.
 
-A step passes when its program exits 0 within the timeout, every test ran to its end, and every
-comparison with a target holds on the trusted side. The program is the official layout
-(dependencies, earlier steps' code, this step's code, the tests), preceded by our recorder.
+A step passes when its program (``program.py``) exits 0 within the timeout, and every test,
+re-run on the trusted side against the real target with the values the model's code returned
+(``replay.py``), holds. Reasons come from the sandbox engine's structured outcome and from the
+trusted side; text the program prints is only used to name the exception that stopped it.
 """
 
 from __future__ import annotations
 
+import ast
 import re
-import time
 import uuid
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache
 from typing import Any
 
+import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.scicode.child import recorder
+from scievals.sandbox.outcome import Outcome, read_regular_file, run_program
 from scievals.scicode.dataset import Problem, Step
-from scievals.scicode.extract import header_name
-from scievals.scicode.testcode import (
+from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
+from scievals.scicode.program import plans_for, step_program
+from scievals.scicode.replay import (
+    ModelExit,
     RecordError,
     Records,
-    TestPlan,
-    check_test,
-    child_tests,
+    Stopped,
+    TestOutcome,
+    Unsupported,
     parse_records,
-    plan_test,
+    replay_tests,
 )
+from scievals.scicode.rewrite import TestPlan
+from scievals.scicode.schedule import StepCache, queue
 
 DEFAULT_TIMEOUT = 300
-ORIGINAL_TIMEOUT = 1800
-# Gold code that times its own runs (78.3) would make regenerated targets machine-dependent; a
-# clock that advances one millisecond per call makes every such choice reproducible.
-STEADY_CLOCK = (
-    "import time as __scievals_time__\n"
-    "__scievals_ticks__ = [0.0]\n"
-    "def __scievals_tick__():\n"
-    "    __scievals_ticks__[0] += 0.001\n"
-    "    return __scievals_ticks__[0]\n"
-    "__scievals_time__.time = __scievals_tick__\n"
+REASON_KINDS = (
+    "syntax_error",
+    "exception",
+    "assertion",
+    "timeout",
+    "missing_function",
+    "missing_record",
+    "limit",
+    "unsupported",
+    "invalid_record",
+    "too_large",
+    "infrastructure",
 )
+"""Why a step failed (``StepVerdict.reason_kind``), as docs/scicode-grading.md explains each."""
+MAX_RECORD_BYTES = 128 << 20
 _EXCEPTION_LINE = re.compile(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)?)(?::\s?(.*))?$"
 )
-_KILLED = re.compile(r"scievals-sandbox: killed: (.+)")
 
 
 @dataclass
 class StepVerdict:
     step: str
     passed: bool
-    reason_kind: str | None = None  # syntax_error, missing_function, exception, assertion,
-    reason: str | None = None  # timeout, limit, missing_record
+    reason_kind: str | None = None
+    """One of ``REASON_KINDS``, None when the step passed."""
+    reason: str | None = None
     seconds: float = 0.0
+    reused: bool = False
+    """The same program was already graded in this run: this is its verdict."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,129 +74,150 @@ class StepVerdict:
 
 @dataclass
 class Execution:
-    returncode: int | None
-    stderr: str
+    """What the sandbox gave back for one step program (all of it untrusted but ``outcome``)."""
+
+    outcome: Outcome
     records: Records | None
     record_error: str | None
-    seconds: float
-
-    @property
-    def timed_out(self) -> bool:
-        return self.returncode is None
 
 
-def plans_for(step: Step) -> list[TestPlan]:
-    return [plan_test(i, test) for i, test in enumerate(step.tests)]
+@lru_cache(maxsize=64)
+def _syntax_error(code: str) -> str | None:
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        return f"{type(exc).__name__}: {exc.msg} (line {exc.lineno})"[:300]
+    except (ValueError, MemoryError, RecursionError) as exc:
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
 
 
-def step_program(
-    problem: Problem,
-    step: Step,
-    codes: dict[str, str],
-    plans: list[TestPlan],
-    record_path: str,
-    prelude: str = "",
-) -> str:
-    """The program for ``step``: ``codes`` holds the code used for it and every earlier step."""
-    index = problem.steps.index(step)
-    previous = "\n".join(codes.get(s.step_id, "") for s in problem.steps[:index])
-    head = f"{prelude}{problem.dependencies}\n{previous}\n\n{codes.get(step.step_id, '')}\n\n"
-    tests = child_tests(plans)
-    # Line numbers of the done markers in the final program (the recorder's length is fixed).
-    first_test_line = recorder(record_path, {}).count("\n") + 2 + head.count("\n")
-    done_lines = {
-        plan.index: first_test_line + number
-        for number, line in enumerate(tests.split("\n"))
-        for plan in plans
-        if line == f"__scievals_done__({plan.index})"
-    }
-    return f"{recorder(record_path, done_lines)}\n{head}{tests}\n"
+def static_failure(problem: Problem, step: Step, codes: dict[str, str]) -> tuple[str, str] | None:
+    """A failure decided before running: code too large to run, or code that cannot parse."""
+    pieces = [*problem.earlier(step), step]
+    for piece in pieces:
+        code = codes.get(piece.step_id, "")
+        if len(code) > MAX_COMPLETION_CHARS:
+            return "too_large", (
+                f"step {piece.step_id}'s code is {len(code)} characters "
+                f"(limit {MAX_COMPLETION_CHARS})"
+            )
+    for piece in pieces:
+        error = _syntax_error(codes.get(piece.step_id, ""))
+        if error is not None:
+            where = "" if piece is step else f" (in step {piece.step_id}'s code)"
+            return "syntax_error", f"{error}{where}"
+    return None
+
+
+def record_path_for(step_id: str) -> str:
+    return f"scievals-records-{step_id}-{uuid.uuid4().hex[:10]}.jsonl"
 
 
 async def execute(
     env: SandboxEnvironment, program: str, record_path: str, timeout: int
 ) -> Execution:
-    """Run one step program in the sandbox and collect its records (never trusted beyond data)."""
-    started = time.monotonic()
-    try:
-        result = await env.exec(["python3", "-c", program], timeout=timeout, timeout_retry=False)
-        returncode: int | None = result.returncode
-        stderr = result.stderr
-    except TimeoutError:
-        returncode, stderr = None, ""
-    seconds = time.monotonic() - started
+    """Run one step program in the sandbox and read its records (bounded, never trusted)."""
+    outcome = await run_program(env, ["python3", "-c", program], timeout=timeout)
     records: Records | None = None
     record_error = None
     try:
-        records = parse_records(await env.read_file(record_path))
+        data = await read_regular_file(env, record_path, MAX_RECORD_BYTES)
+        records = await anyio.to_thread.run_sync(parse_records, data)
     except FileNotFoundError:
         record_error = "the program never started its tests (no records)"
-    except (RecordError, UnicodeDecodeError) as exc:
+    except RecordError as exc:
         record_error = f"unreadable records: {exc}"
-    except Exception as exc:  # e.g. the records file exceeded the read limit
-        record_error = f"records could not be read: {type(exc).__name__}: {exc}"
-    return Execution(returncode, stderr, records, record_error, seconds)
+    except Exception as exc:  # noqa: BLE001 - over the size bound, not a regular file, ...
+        record_error = f"records could not be read: {str(exc)[:200]}"
+    return Execution(outcome, records, record_error)
 
 
 def _last_exception(stderr: str) -> tuple[str, str] | None:
-    for line in reversed(stderr.strip().splitlines()):
+    for line in reversed(stderr.strip().splitlines()[-200:]):
         match = _EXCEPTION_LINE.match(line.strip())
         if match and not line.startswith(" "):
             return match.group(1), (match.group(2) or "").strip()
     return None
 
 
-def _failure_from_stderr(step: Step, stderr: str) -> tuple[str, str]:
-    killed = _KILLED.search(stderr)
-    if killed:
-        return "limit", f"killed: {killed.group(1)}"
+def _classify(step: Step, kind: str, message: str) -> tuple[str, str]:
+    short = kind.rsplit(".", 1)[-1]
+    text = f"{short}: {message}" if message else short
+    if short in ("SyntaxError", "IndentationError", "TabError"):
+        return "syntax_error", text[:300]
+    if short == "NameError" and f"'{header_name(step.function_header)}'" in message:
+        return "missing_function", text[:300]
+    if short == "AssertionError":
+        return "assertion", text[:300]
+    return "exception", text[:300]
+
+
+def _crash(step: Step, stderr: str) -> tuple[str, str]:
+    """Why a program that exited non-zero failed, as its stderr names it."""
     found = _last_exception(stderr)
     if found is None:
         tail = stderr.strip().splitlines()[-1:] or ["no error output"]
         return "exception", f"exited with an error: {tail[0][:300]}"
-    kind, message = found
-    short = kind.rsplit(".", 1)[-1]
-    if short in ("SyntaxError", "IndentationError", "TabError"):
-        return "syntax_error", f"{short}: {message}"[:300]
-    if short == "NameError" and f"'{header_name(step.function_header)}'" in message:
-        return "missing_function", f"NameError: {message}"[:300]
-    if short == "AssertionError":
-        return "assertion", f"AssertionError: {message}"[:300] if message else "AssertionError"
-    return "exception", f"{short}: {message}"[:300]
+    return _classify(step, *found)
 
 
-def judge(step: Step, plans: list[TestPlan], run: Execution, targets: list[Any]) -> StepVerdict:
-    """The verdict for one step from its execution and its (trusted) targets."""
-    verdict = StepVerdict(step.step_id, False, seconds=round(run.seconds, 3))
-    if run.timed_out:
-        verdict.reason_kind, verdict.reason = "timeout", f"timed out after {run.seconds:.0f} s"
-        return verdict
-    if run.returncode != 0:
-        verdict.reason_kind, verdict.reason = _failure_from_stderr(step, run.stderr)
-        if run.records is not None:
-            running = sorted(run.records.begun - run.records.done)
-            if running and verdict.reason_kind != "syntax_error":
-                verdict.reason = f"test {running[0] + 1}: {verdict.reason}"
-        return verdict
-    if run.records is None:
-        verdict.reason_kind, verdict.reason = "missing_record", run.record_error
-        return verdict
-    for plan, target in zip(plans, targets, strict=True):
-        if plan.index not in run.records.done:
-            verdict.reason_kind = "missing_record"
-            verdict.reason = f"test {plan.index + 1} did not run to its end (exited early)"
-            return verdict
-        problem = check_test(plan, target, run.records)
-        if problem is not None:
-            kind = "assertion" if problem.startswith(("assertion", "the compared")) else "exception"
-            verdict.reason_kind, verdict.reason = kind, f"test {plan.index + 1}: {problem}"[:400]
-            return verdict
-    verdict.passed = True
+def _trusted_failure(step: Step, run: Execution, failed: TestOutcome) -> tuple[str, str]:
+    error, number = failed.error, failed.index + 1
+    if isinstance(error, Stopped):
+        if run.outcome.returncode:
+            kind, reason = _crash(step, run.outcome.stderr)
+            return kind, reason if error.before_tests else f"test {number}: {reason}"
+        return "missing_record", f"test {number} did not run to its end (exited early)"
+    if isinstance(error, ModelExit):
+        return "missing_record", f"test {number} did not run to its end ({error})"
+    if isinstance(error, Unsupported):
+        return "unsupported", f"test {number}: {error}"
+    if isinstance(error, RecordError):
+        return "invalid_record", f"test {number}: {error}"
+    if isinstance(error, AssertionError) and str(error).startswith(("assertion", "a zero-size")):
+        return "assertion", f"test {number}: {error}"[:400]
+    kind, reason = _classify(step, type(error).__name__, str(error))
+    return kind, f"test {number}: {reason}"[:400]
+
+
+def judge(
+    step: Step, run: Execution, outcomes: list[TestOutcome] | None, timeout: int
+) -> StepVerdict:
+    """The verdict for one step from its execution and the trusted re-run of its tests."""
+    outcome = run.outcome
+    verdict = StepVerdict(step.step_id, False, seconds=round(outcome.seconds, 3))
+    failed = next((o for o in outcomes or [] if o.error is not None), None)
+    if outcome.infrastructure:
+        verdict.reason_kind, verdict.reason = "infrastructure", outcome.infrastructure
+    elif outcome.returncode is None:
+        verdict.reason_kind, verdict.reason = "timeout", f"timed out after {timeout} s"
+    elif outcome.limit:
+        verdict.reason_kind, verdict.reason = "limit", f"killed: {outcome.reason}"
+    elif run.records is None:
+        if outcome.returncode:
+            verdict.reason_kind, verdict.reason = _crash(step, outcome.stderr)
+        else:
+            verdict.reason_kind, verdict.reason = "missing_record", run.record_error
+    elif failed is not None:
+        verdict.reason_kind, verdict.reason = _trusted_failure(step, run, failed)
+    elif outcome.returncode:
+        kind, reason = _crash(step, outcome.stderr)
+        verdict.reason_kind, verdict.reason = kind, f"after its tests: {reason}"
+    else:
+        verdict.passed = True
     return verdict
 
 
-def record_path_for(step_id: str) -> str:
-    return f"scievals-records-{step_id}-{uuid.uuid4().hex[:10]}.jsonl"
+async def judge_tests(
+    problem: Problem, plans: list[TestPlan], run: Execution, targets: list[Any] | None
+) -> list[TestOutcome] | None:
+    """Re-run the tests on the trusted side, off the event loop."""
+    if run.records is None:
+        return None
+    return await anyio.to_thread.run_sync(
+        replay_tests, plans, run.records, problem.dependencies, targets
+    )
 
 
 async def run_step(
@@ -190,10 +225,40 @@ async def run_step(
     problem: Problem,
     step: Step,
     codes: dict[str, str],
-    targets: list[Any],
+    targets: list[Any] | Callable[[], list[Any]],
     timeout: int = DEFAULT_TIMEOUT,
+    cache: StepCache | None = None,
 ) -> StepVerdict:
-    plans = plans_for(step)
+    """Grade one step. ``targets`` may be a function that reads them: it is called only once
+    the program has run, so the targets of waiting steps are not all held at once. With
+    ``cache``, a program already graded in this run is not run again (the same code before and
+    in the step, so the same tests and targets, and the same timeout)."""
+    if cache is None:
+        return await _run_step(env, problem, step, codes, targets, timeout)
+    used = [codes.get(s.step_id, "") for s in (*problem.earlier(step), step)]
+    key = StepCache.key(problem.problem_id, step.step_id, used, timeout)
+    verdict, reused = await cache.once(
+        key, lambda: _run_step(env, problem, step, codes, targets, timeout)
+    )
+    return replace(verdict, reused=True) if reused else verdict
+
+
+async def _run_step(
+    env: SandboxEnvironment,
+    problem: Problem,
+    step: Step,
+    codes: dict[str, str],
+    targets: list[Any] | Callable[[], list[Any]],
+    timeout: int,
+) -> StepVerdict:
+    static = await anyio.to_thread.run_sync(static_failure, problem, step, codes)
+    if static is not None:
+        return StepVerdict(step.step_id, False, *static)
+    plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path)
-    return judge(step, plans, await execute(env, program, path, timeout), targets)
+    async with queue().slot(step.step_id):
+        run = await execute(env, program, path, timeout)
+    if callable(targets):
+        targets = await anyio.to_thread.run_sync(targets)
+    return judge(step, run, await judge_tests(problem, plans, run, targets), timeout)

@@ -1,26 +1,40 @@
-"""Asking the model for each step of a problem, in order, under the chosen prompt protocol."""
+"""Asking the model for each step of a problem, in order: single-turn (official) or chat.
+
+Both solvers walk the steps the same way (pre-supplied steps get their official code, every other
+step one generation whose code is extracted and kept for the next steps and the scorer); they
+differ only in the messages a step is asked with.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Awaitable, Callable
 
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
     ChatMessageSystem,
     ChatMessageUser,
+    ModelOutput,
     get_model,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from scievals.scicode.dataset import Problem
+from scievals.models.reference import REPLY_KEY
+from scievals.scicode.config import Extraction, PreviousSteps
+from scievals.scicode.dataset import Problem, Split, Step, load_problems
 from scievals.scicode.extract import extract_code, original_extract
-from scievals.scicode.prompts import chat_step_prompt, chat_system_prompt, single_turn_prompt
+from scievals.scicode.prompts import (
+    chat_step_prompt,
+    chat_system_prompt,
+    chat_templates,
+    single_turn_prompt,
+)
+from scievals.scicode.reference import gold_reply
 
-Protocol = Literal["single_turn", "chat"]
-PreviousSteps = Literal["model", "gold"]
-Extraction = Literal["inspect", "original"]
 STORE_KEY = "scicode"
+"""``state.store[STORE_KEY]``: ``{"completions": {step: raw reply}, "codes": {step: code}}``."""
+
+Ask = Callable[[Step, dict[str, str]], Awaitable[ModelOutput]]
 
 
 def extract(completion: str, function_header: str, extraction: Extraction) -> str:
@@ -29,67 +43,101 @@ def extract(completion: str, function_header: str, extraction: Extraction) -> st
     return extract_code(completion, function_header)
 
 
+async def _solve_steps(
+    state: TaskState,
+    problem: Problem,
+    extraction: Extraction,
+    ask: Ask,
+    supplied: Callable[[Step], None],
+) -> None:
+    """Every step in order: ``supplied`` for pre-supplied ones, ``ask`` for the others."""
+    codes: dict[str, str] = {}
+    completions: dict[str, str] = {}
+    for step in problem.steps:
+        if step.presupplied_code is not None:
+            codes[step.step_id] = step.presupplied_code
+            supplied(step)
+            continue
+        state.store.set(REPLY_KEY, gold_reply(step))  # what scievals/reference answers
+        output = await ask(step, codes)
+        state.store.delete(REPLY_KEY)
+        completions[step.step_id] = output.completion
+        codes[step.step_id] = extract(output.completion, step.function_header, extraction)
+        state.output = output
+    state.store.set(STORE_KEY, {"completions": completions, "codes": codes})
+
+
+def _problems(split: Split, source: str) -> dict[str, Problem]:
+    return {p.problem_id: p for p in load_problems(split, source)}
+
+
 @solver
-def scicode_solver(
-    problems: dict[str, Problem],
-    background: bool = False,
-    protocol: Protocol = "single_turn",
+def single_turn_solver(
+    split: Split = "test",
+    source: str = "package",
+    provide_scientific_background: bool = False,
     previous_steps: PreviousSteps = "model",
     extraction: Extraction = "inspect",
 ) -> Solver:
-    """One generation per scored step; pre-supplied steps get their official code instead.
-
-    Single-turn (official): each prompt is built afresh and carries the code used for earlier
-    steps (the model's own, or gold with ``previous_steps='gold'``). Chat (inspect_evals): one
-    conversation per problem; pre-supplied code appears as an assistant turn.
-    """
+    """The official protocol: each step's prompt is built afresh and carries the code used for
+    the earlier steps (the model's own, or gold with ``previous_steps='gold'``)."""
+    problems = _problems(split, source)
+    gold_previous = previous_steps == "gold"
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         problem = problems[state.metadata["problem_id"]]
         model = get_model()
-        codes: dict[str, str] = {}
-        completions: dict[str, str] = {}
-        conversation: list[ChatMessage] = (
-            [
-                ChatMessageSystem(content=chat_system_prompt(problem, background)),
-                ChatMessageUser(content=problem.problem_id),
-            ]
-            if protocol == "chat"
-            else []
-        )
-        for step in problem.steps:
-            if step.presupplied_code is not None:
-                codes[step.step_id] = step.presupplied_code
-                if protocol == "chat":
-                    conversation += [
-                        ChatMessageUser(content=chat_step_prompt(step, background)),
-                        ChatMessageAssistant(content=f"```python\n{step.presupplied_code}\n```"),
-                    ]
-                continue
-            if protocol == "chat":
-                conversation.append(ChatMessageUser(content=chat_step_prompt(step, background)))
-                messages = conversation
-            else:
-                shown = codes
-                if previous_steps == "gold":
-                    shown = {
-                        s.step_id: s.gold_code or s.presupplied_code or "" for s in problem.steps
-                    }
-                messages = [
-                    ChatMessageUser(content=single_turn_prompt(problem, step, shown, background))
-                ]
-            output = await model.generate(messages)
-            completion = output.completion
-            completions[step.step_id] = completion
-            codes[step.step_id] = extract(completion, step.function_header, extraction)
-            if protocol == "chat":
-                conversation.append(output.message)
-            state.output = output
-        if protocol == "chat":
-            state.messages = conversation
-        else:
-            state.messages = [*messages, state.output.message] if completions else state.messages
-        state.store.set(STORE_KEY, {"completions": completions, "codes": codes})
+        asked: list[ChatMessage] = []
+
+        async def ask(step: Step, codes: dict[str, str]) -> ModelOutput:
+            shown = problem.context(step, codes, gold_previous)
+            prompt = single_turn_prompt(problem, step, shown, provide_scientific_background)
+            asked[:] = [ChatMessageUser(content=prompt)]
+            return await model.generate(asked)
+
+        await _solve_steps(state, problem, extraction, ask, supplied=lambda step: None)
+        if asked:
+            state.messages = [*asked, state.output.message]
+        return state
+
+    return solve
+
+
+@solver
+def chat_solver(
+    split: Split = "test",
+    source: str = "package",
+    provide_scientific_background: bool = False,
+    extraction: Extraction = "inspect",
+) -> Solver:
+    """inspect_evals' protocol: one conversation per problem, earlier steps as its history;
+    pre-supplied code appears as an assistant turn."""
+    problems = _problems(split, source)
+    chat_templates()  # fetched and verified now, not in the middle of a run
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        problem = problems[state.metadata["problem_id"]]
+        model = get_model()
+        conversation: list[ChatMessage] = [
+            ChatMessageSystem(content=chat_system_prompt(problem, provide_scientific_background)),
+            ChatMessageUser(content=problem.problem_id),
+        ]
+
+        def user(step: Step) -> ChatMessageUser:
+            return ChatMessageUser(content=chat_step_prompt(step, provide_scientific_background))
+
+        async def ask(step: Step, codes: dict[str, str]) -> ModelOutput:
+            conversation.append(user(step))
+            output = await model.generate(conversation)
+            conversation.append(output.message)
+            return output
+
+        def supplied(step: Step) -> None:
+            code = f"```python\n{step.presupplied_code}\n```"
+            conversation.extend([user(step), ChatMessageAssistant(content=code)])
+
+        await _solve_steps(state, problem, extraction, ask, supplied)
+        state.messages = conversation
         return state
 
     return solve

@@ -2,13 +2,12 @@
 
 Reading follows the official ``process_hdf5_to_tuple`` decoding exactly (spec §7), including its
 quirks (one member -> bare value, several -> tuple in name order, dict keys that parse as float
-become floats). The file is opened once per process and read one step at a time.
+become floats). A file is opened for the steps one read needs, and closed after it.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,18 +18,12 @@ import sympy
 
 from scievals.artifacts import ArtifactError, download, sha256_file
 from scievals.paths import cache_dir
+from scievals.scicode.compare import SPARSE_TYPES
 
 OFFICIAL_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
-OFFICIAL_SIZE = 1_049_345_865
 # The official file's public host (Google Drive file id from the SciCode README).
 OFFICIAL_URL = "https://drive.usercontent.google.com/download?id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW&export=download&confirm=t"
 ENV_H5 = "SCIEVALS_SCICODE_H5"
-_SPARSE = (
-    scipy.sparse.csr_matrix,
-    scipy.sparse.csc_matrix,
-    scipy.sparse.bsr_matrix,
-    scipy.sparse.coo_matrix,
-)
 
 
 # ---- reading (official decoding) -------------------------------------------------------------
@@ -103,25 +96,28 @@ def read_step_targets(h5: h5py.File, step_id: str, n_tests: int) -> list[Any]:
 
 
 class TargetFile:
-    """A targets file opened once (read-only) and shared by the scorer's steps."""
+    """A targets file opened read-only; a context manager that closes it on exit."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         if not self.path.exists():
             raise ArtifactError(f"targets file {self.path} does not exist")
-        self._lock = threading.Lock()
         self._h5 = h5py.File(self.path, "r")
 
     def step(self, step_id: str, n_tests: int) -> list[Any]:
-        with self._lock:
-            return read_step_targets(self._h5, step_id, n_tests)
+        return read_step_targets(self._h5, step_id, n_tests)
 
     def has_step(self, step_id: str) -> bool:
-        with self._lock:
-            return f"{step_id}/test1" in self._h5
+        return f"{step_id}/test1" in self._h5
 
     def close(self) -> None:
         self._h5.close()
+
+    def __enter__(self) -> TargetFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # ---- writing (the official writer's layout, without its NumPy 2 crash) -----------------------
@@ -138,7 +134,7 @@ def write_value(group: h5py.Group, key: str, value: Any) -> None:
             items = group.create_group(key).create_group("list")
             for i, item in enumerate(value):
                 write_value(items, f"var{i + 1}", item)
-    elif isinstance(value, _SPARSE):
+    elif isinstance(value, SPARSE_TYPES):
         _write_sparse(group.create_group(key).create_group("sparse_matrix"), value)
     elif isinstance(value, int | float | str | complex | bool | np.bool_ | np.int_ | np.ndarray):
         group.create_dataset(key, data=value)
@@ -169,7 +165,7 @@ def _write_dict(group: h5py.Group, mapping: dict[Any, Any]) -> None:
             group.create_dataset(key, data=np.array(value))
         elif isinstance(value, int | float | str | complex | bool | np.bool_ | np.ndarray):
             group.create_dataset(key, data=value)
-        elif isinstance(value, _SPARSE):
+        elif isinstance(value, SPARSE_TYPES):
             _write_sparse(group.create_group(key).create_group("sparse_matrix"), value)
         else:
             group.create_dataset(key, data=str(value))

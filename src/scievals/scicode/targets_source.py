@@ -1,15 +1,22 @@
-"""Choosing where each step's targets come from, and failing loudly when there are none."""
+"""Which file gives each step's targets, found and opened only when scoring needs them.
+
+Building a task touches nothing: a run that only generates (``--no-score``) needs no targets.
+Scoring calls ``prepare()`` once (the regenerated dev file is built then if absent, with
+progress on stderr; ``scievals data prepare`` builds it ahead), and every read opens and closes
+its files, so no handle outlives the sample that needed it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Iterable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
 
 from scievals.artifacts import ArtifactError
+from scievals.scicode.config import TargetsChoice
 from scievals.scicode.dataset import Split, Step
 from scievals.scicode.targets import ENV_H5, TargetFile, official_h5
-
-TargetsChoice = Literal["auto", "official", "regenerated"]
 
 NO_H5 = (
     "the SciCode test split needs the official test_data.h5 (about 1 GB), which is not here: "
@@ -18,41 +25,89 @@ NO_H5 = (
 )
 
 
+class TargetSource:
+    """``auto``: the official file for test steps and the regenerated file for dev steps (the
+    official dev targets of 78.3 cannot be met; spec §8); ``official`` or ``regenerated`` only."""
+
+    def __init__(self, split: Split, choice: TargetsChoice = "auto", h5: str | None = None):
+        self.split, self.choice, self.h5 = split, choice, h5
+        self._official: Path | None = None
+        self._regenerated: Path | None = None
+        self._prepared = False
+
+    @property
+    def needs_official(self) -> bool:
+        return self.split != "dev" or self.choice == "official"
+
+    @property
+    def needs_regenerated(self) -> bool:
+        return self.split != "test" and self.choice != "official"
+
+    @property
+    def note(self) -> str:
+        """Which files serve, for the log (decided by the choice, not by what is on disk)."""
+        parts = []
+        if self.needs_official:
+            name = Path(self.h5).name if self.h5 else "test_data.h5"
+            parts.append(
+                f"official h5 ({name})" + (" for test steps" if self.needs_regenerated else "")
+            )
+        if self.needs_regenerated:
+            parts.append("dev regenerated from gold code")
+        return ", ".join(parts)
+
+    def missing(self) -> str | None:
+        """Why scoring could not start (one line), or None; looks at paths only."""
+        if not self.needs_official:
+            return None
+        try:
+            self._find_official()
+        except ArtifactError as exc:
+            return str(exc)
+        return None
+
+    def prepare(self) -> None:
+        """Locate the files, regenerating the dev targets if absent (minutes, once per cache).
+
+        Raises ``ArtifactError`` with a one-line message when the official file is needed and
+        not found. Idempotent, blocking: run it off the event loop.
+        """
+        if self._prepared:
+            return
+        if self.needs_official:
+            self._official = self._find_official()
+        if self.needs_regenerated:
+            from scievals.scicode.regenerate import ensure_dev_targets
+
+            self._regenerated = ensure_dev_targets()
+        self._prepared = True
+
+    def _find_official(self) -> Path:
+        found = official_h5(self.h5)
+        if found is None:
+            raise ArtifactError(NO_H5)
+        return found
+
+    def read(self, steps: Iterable[Step]) -> dict[str, list[Any]]:
+        """The targets of ``steps`` by step id; the files are open only during the call."""
+        self.prepare()
+        with ExitStack() as stack:
+            files = [
+                stack.enter_context(TargetFile(path))
+                for path in (self._regenerated, self._official)
+                if path is not None
+            ]
+            targets = {}
+            for step in steps:
+                holder = next((f for f in files if f.has_step(step.step_id)), files[-1])
+                targets[step.step_id] = holder.step(step.step_id, len(step.tests))
+            return targets
+
+
 def target_lookup(
     split: Split, choice: TargetsChoice = "auto", h5: str | None = None
 ) -> tuple[Callable[[Step], list[Any]], str]:
-    """A function giving a step's targets, and a note for the log saying which files serve.
-
-    ``auto``: the official file for test steps and the regenerated file for dev steps (the
-    official dev targets of 78.3 cannot be met; spec §8). Opening is eager so that a missing
-    file is reported before any model is called.
-    """
-    if choice not in ("auto", "official", "regenerated"):
-        raise ValueError(f"targets={choice!r}: use auto, official or regenerated")
-    official_path = official_h5(h5)
-    needs_test = split in ("test", "all")
-    if choice == "regenerated" and needs_test:
-        raise ArtifactError("targets=regenerated exists for the dev split only (test has no gold)")
-    if (needs_test or choice == "official") and official_path is None:
-        raise ArtifactError(NO_H5)
-    official = TargetFile(official_path) if official_path else None
-    regenerated = None
-    if split in ("dev", "all") and choice != "official":
-        from scievals.scicode.regenerate import ensure_dev_targets
-
-        regenerated = TargetFile(ensure_dev_targets())
-
-    def lookup(step: Step) -> list[Any]:
-        dev_step = regenerated is not None and regenerated.has_step(step.step_id)
-        source = regenerated if dev_step else official
-        assert source is not None
-        return source.step(step.step_id, len(step.tests))
-
-    parts = []
-    if official:
-        parts.append(
-            f"official h5 ({official.path.name})" + (" for test steps" if regenerated else "")
-        )
-    if regenerated:
-        parts.append("dev regenerated from gold code")
-    return lookup, ", ".join(parts)
+    """A step -> targets function ready to use (files prepared now), and the log note."""
+    source = TargetSource(split, choice, h5)
+    source.prepare()
+    return lambda step: source.read([step])[step.step_id], source.note

@@ -1,6 +1,7 @@
-"""Intervals and paired tests for pass/fail outcomes, as pure functions.
+"""Intervals and paired tests for pass/fail outcomes, as pure functions, for both benchmarks.
 
-Every number the report shows comes from here, so each rule is small enough to check by hand:
+Every interval we compute (the report's, ``scievals grade``'s) comes from here, so each rule is
+small enough to check by hand:
 Wilson for one run of independent units, a bootstrap over problems when units cluster (the steps
 of one SciCode problem), mean ± stderr with a t interval over epochs, and for two runs on the same
 units a paired bootstrap of the difference with an exact McNemar test. Bootstraps use a fixed seed

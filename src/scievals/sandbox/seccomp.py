@@ -1,0 +1,155 @@
+"""The seccomp filter every sandboxed program runs under: a classic BPF program, built here.
+
+Namespaces, mounts, kernel keyrings, io_uring, tracing, BPF, kernel modules and the like are how
+a program would get out of its namespaces, past its memory cgroup or at the harness's keys; SciCode
+and SciBench code never needs them. They fail with EPERM (clone3 with ENOSYS, so that glibc falls
+back to clone, whose flags the filter can inspect). Everything else is allowed. The zygote only
+installs the bytes built here (``prctl(PR_SET_SECCOMP)``, after ``PR_SET_NO_NEW_PRIVS``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import struct
+
+# Syscall numbers per architecture (x86_64 table; aarch64 uses the generic table).
+DENIED: dict[str, dict[str, int]] = {
+    "x86_64": {
+        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
+        "chroot": 161, "keyctl": 250, "add_key": 248, "request_key": 249,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "ptrace": 101,
+        "process_vm_readv": 310, "process_vm_writev": 311, "process_madvise": 440,
+        "pidfd_getfd": 438, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
+        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+        "delete_module": 176, "swapon": 167, "swapoff": 168, "reboot": 169,
+        "open_by_handle_at": 304, "name_to_handle_at": 303, "fsopen": 430, "fsconfig": 431,
+        "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
+        "open_tree_attr": 467, "mount_setattr": 442, "quotactl": 179, "quotactl_fd": 443,
+        "acct": 163, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
+        "clock_adjtime": 305, "lookup_dcookie": 212, "syslog": 103, "fanotify_init": 300,
+        "vhangup": 153, "memfd_secret": 447, "iopl": 172, "ioperm": 173, "uselib": 134,
+    },
+    "aarch64": {
+        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+        "chroot": 51, "keyctl": 219, "add_key": 217, "request_key": 218,
+        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "ptrace": 117,
+        "process_vm_readv": 270, "process_vm_writev": 271, "process_madvise": 440,
+        "pidfd_getfd": 438, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
+        "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
+        "delete_module": 106, "swapon": 224, "swapoff": 225, "reboot": 142,
+        "open_by_handle_at": 265, "name_to_handle_at": 264, "fsopen": 430, "fsconfig": 431,
+        "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
+        "open_tree_attr": 467, "mount_setattr": 442, "quotactl": 60, "quotactl_fd": 443,
+        "acct": 89, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
+        "clock_adjtime": 266, "lookup_dcookie": 18, "syslog": 116, "fanotify_init": 262,
+        "vhangup": 58, "memfd_secret": 447,
+    },
+}  # fmt: skip
+# Syscalls allowed or denied by their arguments: (number, index of the inspected argument).
+CLONE = {"x86_64": 56, "aarch64": 220}  # flags: args[0] on both
+CLONE3 = {"x86_64": 435, "aarch64": 435}
+MKNOD = {"x86_64": [(133, 1), (259, 2)], "aarch64": [(33, 2)]}  # mknod(path, mode), mknodat
+PERSONALITY = {"x86_64": 135, "aarch64": 92}
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+X32_SYSCALL_BIT = 0x40000000
+
+CLONE_NAMESPACES = (
+    0x00020000  # CLONE_NEWNS
+    | 0x02000000  # CLONE_NEWCGROUP
+    | 0x04000000  # CLONE_NEWUTS
+    | 0x08000000  # CLONE_NEWIPC
+    | 0x10000000  # CLONE_NEWUSER
+    | 0x20000000  # CLONE_NEWPID
+    | 0x40000000  # CLONE_NEWNET
+)
+S_IFMT, S_IFCHR, S_IFBLK = 0o170000, 0o020000, 0o060000
+# personality(): querying, and the values glibc/setarch use for plain Linux processes.
+PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
+
+# Classic BPF opcodes and seccomp return values.
+LD_ABS, JEQ, JGE, JSET, AND, RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
+ALLOW = 0x7FFF0000
+ERRNO = 0x00050000
+NR, ARCH, ARGS = 0, 4, 16  # offsets in struct seccomp_data (args are 8 bytes; low half first)
+if struct.pack("=I", 1) != struct.pack("<I", 1):
+    raise ImportError("the seccomp filter is built for little-endian machines only")
+
+
+class _Asm:
+    """A tiny assembler with forward labels (classic BPF jumps are 8-bit and forward-only)."""
+
+    def __init__(self) -> None:
+        self.code: list[tuple[int, int | str, int | str, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def op(self, code: int, k: int, jt: int | str = 0, jf: int | str = 0) -> None:
+        self.code.append((code, jt, jf, k))
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.code)
+
+    def assemble(self) -> bytes:
+        out = bytearray()
+        for i, (code, jt, jf, k) in enumerate(self.code):
+            offsets = []
+            for target in (jt, jf):
+                off = self.labels[target] - i - 1 if isinstance(target, str) else target
+                if not 0 <= off <= 255:
+                    raise ValueError(f"BPF jump out of range at {i}: {off}")
+                offsets.append(off)
+            out += struct.pack("=HBBI", code, offsets[0], offsets[1], k)
+        return bytes(out)
+
+
+def build(machine: str | None = None) -> bytes:
+    """The filter for ``machine`` (default: this one), as ``struct sock_filter`` bytes."""
+    machine = machine or os.uname().machine
+    if machine not in DENIED:
+        raise ValueError(f"no seccomp syscall table for {machine}")
+    a = _Asm()
+    a.op(LD_ABS, ARCH)
+    a.op(JEQ, AUDIT_ARCH[machine], "native", 0)
+    a.op(RET, ERRNO | errno.ENOSYS)  # another ABI (i386 via int 0x80, arm32): nothing works
+    a.label("native")
+    a.op(LD_ABS, NR)
+    if machine == "x86_64":
+        a.op(JGE, X32_SYSCALL_BIT, "enosys", 0)  # the x32 ABI's numbers would bypass the list
+    a.op(JEQ, CLONE[machine], "clone", 0)
+    a.op(JEQ, CLONE3[machine], "enosys", 0)
+    a.op(JEQ, PERSONALITY[machine], "personality", 0)
+    for number, arg in MKNOD[machine]:
+        a.op(JEQ, number, f"mknod{arg}", 0)
+    for number in sorted(set(DENIED[machine].values())):
+        a.op(JEQ, number, "eperm", 0)
+    a.op(RET, ALLOW)
+    # Argument checks come before the shared returns: classic BPF only jumps forward.
+    a.label("clone")
+    a.op(LD_ABS, ARGS)
+    a.op(JSET, CLONE_NAMESPACES, "eperm", 0)
+    a.op(RET, ALLOW)
+    a.label("personality")
+    a.op(LD_ABS, ARGS)
+    for value in PERSONALITIES:
+        a.op(JEQ, value, "allow", 0)
+    a.op(RET, ERRNO | errno.EPERM)
+    for arg in sorted({arg for _, arg in MKNOD[machine]}):
+        a.label(f"mknod{arg}")  # FIFOs and sockets are fine; device nodes are not
+        a.op(LD_ABS, ARGS + 8 * arg)
+        a.op(AND, S_IFMT)
+        a.op(JEQ, S_IFCHR, "eperm", 0)
+        a.op(JEQ, S_IFBLK, "eperm", 0)
+        a.op(RET, ALLOW)
+    a.label("eperm")
+    a.op(RET, ERRNO | errno.EPERM)
+    a.label("enosys")
+    a.op(RET, ERRNO | errno.ENOSYS)
+    a.label("allow")
+    a.op(RET, ALLOW)
+    return a.assemble()
+
+
+def denied_count(machine: str | None = None) -> int:
+    """Syscalls the filter refuses outright (clone3 included; clone, mknod and personality are
+    refused only for some arguments)."""
+    return len(DENIED[machine or os.uname().machine]) + 1

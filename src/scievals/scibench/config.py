@@ -1,0 +1,122 @@
+"""The SciBench protocol as one typed, frozen value, built once from the task's parameters.
+
+Dataset, prompts, solvers, scorers and the log's protocol record all read their knobs from here,
+by name, so each choice is checked once and recorded as it ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
+
+from scievals.inputs import InputError, one_of
+from scievals.protocol import protocol
+from scievals.sandbox import protocol_fields
+from scievals.scibench.dataset import BOOKS, VERSIONS, Version
+
+Setting = Literal["zero_nosys", "zero", "zero_cot", "few", "few_cot", "python", "wolfram"]
+Subset = Literal["textbook", "multimodal", "exam", "solutions"]
+ScorerChoice = Literal["faithful", "robust", "both"]
+
+SETTINGS: tuple[Setting, ...] = get_args(Setting)
+TOOL_SETTINGS: tuple[Setting, ...] = ("python", "wolfram")
+IMAGE_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "zero_cot")
+# Few-shot examples shown by the code of each era: main's eval_few.py loads 3, the 2023 code 5.
+DEFAULT_SHOTS: dict[Version, int] = {"main": 3, "old": 5}
+DEFAULT_SANDBOX = "scievals"
+
+
+def parse_books(books: str | Sequence[str] | None) -> tuple[str, ...]:
+    """A comma-separated (or listed) choice of textbooks; all ten when none or "all"."""
+    if books is None or books == "" or books == "all":
+        return BOOKS
+    names = books.split(",") if isinstance(books, str) else list(books)
+    chosen = tuple(b.strip() for b in names if b.strip())
+    unknown = [b for b in chosen if b not in BOOKS]
+    if unknown:
+        raise InputError(f"unknown SciBench books {unknown}; choose from {', '.join(BOOKS)}")
+    return chosen
+
+
+@dataclass(frozen=True, kw_only=True)
+class SciBenchConfig:
+    """One SciBench protocol; ``sandbox`` is set exactly when the setting runs model code."""
+
+    version: Version = "main"
+    books: tuple[str, ...] = BOOKS
+    setting: Setting = "zero"
+    shots: int = DEFAULT_SHOTS["main"]
+    subset: Subset = "textbook"
+    scorer: ScorerChoice = "both"
+    sandbox: str | None = None
+    timeout: int = 30
+    errata: bool = False
+    abs_tol: float = 0.0
+
+    @classmethod
+    def from_params(
+        cls,
+        *,
+        version: str = "main",
+        books: str | Sequence[str] | None = None,
+        setting: str = "zero",
+        shots: int | None = None,
+        subset: str = "textbook",
+        scorer: str = "both",
+        sandbox: str | None = None,
+        timeout: int = 30,
+        errata: bool = False,
+        abs_tol: float = 0.0,
+    ) -> SciBenchConfig:
+        """Check the task's parameters (as users spell them) and fill in the era's defaults."""
+        chosen_version = cast(Version, one_of("version", version, VERSIONS))
+        chosen_setting = cast(Setting, one_of("setting", setting, SETTINGS))
+        chosen_subset = cast(Subset, one_of("subset", subset, get_args(Subset)))
+        if chosen_subset == "multimodal" and chosen_setting not in IMAGE_SETTINGS:
+            raise InputError(
+                f"the multimodal subset supports {', '.join(IMAGE_SETTINGS)}, not {setting!r}"
+            )
+        if shots is not None and shots < 0:
+            raise InputError(f"shots must be 0 or more, not {shots}")
+        if timeout <= 0:
+            raise InputError(f"timeout must be a positive number of seconds, not {timeout}")
+        if abs_tol < 0:
+            raise InputError(f"abs_tol must be 0 or more, not {abs_tol}")
+        return cls(
+            version=chosen_version,
+            books=parse_books(books),
+            setting=chosen_setting,
+            shots=DEFAULT_SHOTS[chosen_version] if shots is None else shots,
+            subset=chosen_subset,
+            scorer=cast(ScorerChoice, one_of("scorer", scorer, get_args(ScorerChoice))),
+            sandbox=(sandbox or DEFAULT_SANDBOX) if chosen_setting in TOOL_SETTINGS else None,
+            timeout=timeout,
+            errata=errata,
+            abs_tol=abs_tol,
+        )
+
+    @property
+    def prompt(self) -> str:
+        """The prompt layout as the report labels it."""
+        label: str = self.setting
+        if self.setting in ("few", "few_cot"):
+            label += f" ({self.shots} shots)"
+        elif self.setting in TOOL_SETTINGS:
+            label += " (4 examples, thermo 3)"
+        if self.subset == "multimodal":
+            label += " + image (native vision)"
+        return label
+
+    def protocol(self, data_version: str, problems: int) -> dict[str, Any]:
+        """The log's protocol record (``scievals.protocol``) of a run over ``problems`` items."""
+        return protocol(
+            "scibench",
+            data_version=data_version,
+            split=self.subset,
+            steps_counted=problems,
+            prompt=self.prompt,
+            scorer=self.scorer + (" + errata" if self.errata else ""),
+            timeout=self.timeout if self.sandbox else None,
+            **protocol_fields(self.sandbox),
+        )

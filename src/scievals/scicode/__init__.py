@@ -1,0 +1,66 @@
+"""SciCode (Tian et al., NeurIPS 2024): research coding problems, graded in a sandbox.
+
+The task is ``scicode`` (``inspect eval scievals/scicode``); the rest is what users script with.
+Names are imported on first use, so ``import scievals.scicode`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scievals.scicode.config import SciCodeConfig
+    from scievals.scicode.dataset import Problem, Step, load_problems
+    from scievals.scicode.extract import extract_code, original_extract
+    from scievals.scicode.grade import grade
+    from scievals.scicode.scorer import scicode_scorer
+    from scievals.scicode.solver import chat_solver, single_turn_solver
+    from scievals.scicode.task import scicode
+
+_EXPORTS = {
+    "scicode": "task",
+    "SciCodeConfig": "config",
+    "scicode_scorer": "scorer",
+    "single_turn_solver": "solver",
+    "chat_solver": "solver",
+    "extract_code": "extract",
+    "original_extract": "extract",
+    "load_problems": "dataset",
+    "Problem": "dataset",
+    "Step": "dataset",
+    "grade": "grade",
+}
+__all__ = [
+    "scicode",
+    "SciCodeConfig",
+    "scicode_scorer",
+    "single_turn_solver",
+    "chat_solver",
+    "extract_code",
+    "original_extract",
+    "load_problems",
+    "Problem",
+    "Step",
+    "grade",
+]
+
+
+class _Package(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        if name not in _EXPORTS:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        super().__setattr__(name, value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Importing the submodule ``grade`` would otherwise rebind the exported function.
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -1,0 +1,324 @@
+"""The trusted side: re-running a step's tests on what the model's code returned in the sandbox.
+
+The sandboxed program records, for every use the tests made of the model's code, the plain value
+that came back (``recorder.py``). Here each test runs again in a namespace of our own: the
+problem's dependencies and the comparison helpers are the harness's, the real target is bound,
+and every name the model defined is a stand-in that hands back the recorded values in order. So
+the benchmark's own computations (``expected = np.array(...)``, ``np.isclose(...)`` on the
+model's result, self-checking tests) are all done here, and a record can at most claim what a
+model function returned, which the model decides anyway.
+
+The records are hostile input: their size is bounded before they are read, each value is
+decoded within bounds (``wire.decode``), and only attribute reads and calls are possible on a
+model object; anything else fails the test as a value the benchmark cannot judge.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy
+
+from scievals.scicode.compare import HELPERS, STRICT_NUMPY, has_empty
+from scievals.scicode.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
+from scievals.scicode.wire import WireError, decode
+
+MAX_EVENTS = 2_000_000
+MAX_LINE = 1 << 27
+# Tests share the harness's global random generators: one replay at a time.
+_LOCK = threading.Lock()
+
+
+class RecordError(ValueError):
+    """The records are malformed or over a bound (the step fails; nothing is trusted)."""
+
+
+class Stopped(Exception):
+    """The program stopped before it got as far as the trusted test needs."""
+
+    def __init__(self, message: str, before_tests: bool = False) -> None:
+        super().__init__(message)
+        self.before_tests = before_tests
+
+
+class Unsupported(Exception):
+    """The test used a model object in a way that cannot be judged outside the sandbox."""
+
+
+class ModelExit(Exception):
+    """The model's code raised SystemExit or another exit while a test was calling it."""
+
+
+@dataclass
+class Records:
+    """What one execution recorded: its events in order, and what the tests began and ended."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    begun: set[int] = field(default_factory=set)
+    ended: set[int] = field(default_factory=set)
+
+
+def parse_records(data: bytes) -> Records:
+    """The events of a records file (already bounded in size), each checked for shape."""
+    records = Records()
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        if number > MAX_EVENTS:
+            raise RecordError(f"more than {MAX_EVENTS} events")
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise RecordError(f"unreadable event on line {number}") from exc
+        kind = event.get("e") if isinstance(event, dict) else None
+        if kind in ("begin", "end"):
+            test = event.get("t")
+            if type(test) is not int:
+                raise RecordError(f"malformed {kind} event on line {number}")
+            (records.begun if kind == "begin" else records.ended).add(test)
+        elif kind not in ("bind", "armed", "call", "get"):
+            raise RecordError(f"unknown event on line {number}")
+        records.events.append(event)
+    return records
+
+
+class _Handle:
+    """The trusted stand-in for a model object: attribute reads and calls replay events."""
+
+    __slots__ = ("_replay", "_number")
+
+    def __init__(self, replay: Replay, number: int) -> None:
+        object.__setattr__(self, "_replay", replay)
+        object.__setattr__(self, "_number", number)
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return self._replay.get(self._number, attr)
+
+    def __setattr__(self, attr: str, value: Any) -> None:
+        """The test set an attribute of a model object: the sandbox did the same."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._replay.call(self._number, args, kwargs)
+
+    def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
+        raise Unsupported("the test used a model object that is not plain data as a value")
+
+    __len__ = __iter__ = __getitem__ = __bool__ = __eq__ = __ne__ = __lt__ = __le__ = _unsupported
+    __gt__ = __ge__ = __add__ = __sub__ = __mul__ = __truediv__ = __neg__ = __abs__ = _unsupported
+    __radd__ = __rsub__ = __rmul__ = __rtruediv__ = __pow__ = __matmul__ = __float__ = _unsupported
+    __int__ = __index__ = __complex__ = __contains__ = __hash__ = _unsupported
+
+
+def _exception(name: Any, message: Any) -> Exception:
+    """An exception like the one the model's code raised (never an exit of our own)."""
+    name, message = str(name)[:80], str(message)[:300]
+    found = getattr(builtins, name, None)
+    if isinstance(found, type) and issubclass(found, Exception):
+        try:
+            return found(message)
+        except Exception:  # noqa: BLE001 - constructors with other signatures
+            pass
+    if isinstance(found, type) and issubclass(found, BaseException):
+        return ModelExit(f"{name}: {message}".rstrip(": "))
+    kind = name if name.isidentifier() else "ModelError"
+    return type(kind, (Exception,), {})(message)
+
+
+class Replay:
+    """Hands the recorded events back, in order, to one step's trusted tests."""
+
+    def __init__(self, records: Records) -> None:
+        self.events = records.events
+        self.position = 0
+        self.handles: dict[int, _Handle] = {}
+
+    def handle(self, number: int) -> _Handle:
+        if number not in self.handles:
+            self.handles[number] = _Handle(self, number)
+        return self.handles[number]
+
+    def value(self, form: Any) -> Any:
+        try:
+            return decode(form, self.handle)
+        except (WireError, RecursionError, ValueError, TypeError, MemoryError) as exc:
+            raise RecordError(f"unreadable recorded value: {str(exc)[:200]}") from exc
+
+    def _next(self, kind: str, number: int, attr: str | None = None) -> dict[str, Any]:
+        if self.position >= len(self.events):
+            raise Stopped("the program stopped before this value was returned")
+        event = self.events[self.position]
+        if event.get("e") != kind or event.get("h") != number or event.get("attr", None) != attr:
+            raise Unsupported(
+                "the program's recorded uses of the model's code do not match the test"
+            )
+        self.position += 1
+        return event
+
+    def get(self, number: int, attr: str) -> Any:
+        return self.value(self._next("get", number, attr).get("r"))
+
+    def call(self, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        event = self._next("call", number)
+        for key, form in (event.get("mut") or {}).items():
+            target = kwargs.get(key) if not key.isdigit() else _at(args, int(key))
+            _mirror(target, self.value(form))
+        self.set_rngs(event.get("rng"))
+        if "raise" in event:
+            raised = event["raise"]
+            if not isinstance(raised, list) or len(raised) != 2:
+                raise RecordError("malformed raise event")
+            raise _exception(*raised)
+        return self.value(event.get("r"))
+
+    def set_rngs(self, states: Any) -> None:
+        if not isinstance(states, dict):
+            return
+        for name, form in states.items():
+            state = self.value(form)
+            try:
+                if name == "numpy":
+                    numpy.random.set_state(state)
+                elif name == "random":
+                    import random
+
+                    random.setstate(_as_tuples(state))
+            except (TypeError, ValueError) as exc:
+                raise RecordError(f"malformed random state: {exc}") from exc
+
+    def bind(self, namespace: dict[str, Any], reserved: set[str]) -> None:
+        """Bind the model's names that the tests use (never a trusted name)."""
+        while self.position < len(self.events):
+            event = self.events[self.position]
+            self.position += 1
+            if event["e"] == "armed":
+                return
+            if event["e"] != "bind":
+                break
+            name = event.get("name")
+            trusted = not isinstance(name, str) or name in reserved or name.startswith("__")
+            if not trusted and name.isidentifier():
+                namespace[name] = self.value(event.get("r"))
+        raise Stopped("the program stopped before its tests", before_tests=True)
+
+    def begin(self, test: int) -> None:
+        while self.position < len(self.events):
+            event = self.events[self.position]
+            self.position += 1
+            if event["e"] == "begin" and event["t"] == test:
+                self.set_rngs(event.get("rng"))
+                return
+        raise Stopped(f"the program stopped before test {test + 1}")
+
+    def end(self, test: int) -> None:
+        """Skip what this test did not ask for (a short-circuited ``and``) up to its end."""
+        while self.position < len(self.events):
+            event = self.events[self.position]
+            self.position += 1
+            if event["e"] == "end" and event["t"] == test:
+                return
+        raise Stopped(f"the program stopped before test {test + 1} finished")
+
+
+def _at(args: tuple[Any, ...], index: int) -> Any:
+    return args[index] if index < len(args) else None
+
+
+def _as_tuples(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return tuple(_as_tuples(v) for v in value)
+    return value
+
+
+def _mirror(target: Any, value: Any) -> None:
+    """Apply an in-place change the model's function made to an argument of the test's."""
+    if type(target) is numpy.ndarray and isinstance(value, numpy.ndarray):
+        if target.shape == value.shape and target.flags.writeable:
+            target[...] = value
+    elif type(target) is list and isinstance(value, list):
+        target[:] = value
+    elif type(target) is dict and isinstance(value, dict):
+        target.clear()
+        target.update(value)
+
+
+def _quiet_builtins() -> dict[str, Any]:
+    names = dict(vars(builtins))
+    names["print"] = lambda *args, **kwargs: None
+    names["input"] = None
+    return names
+
+
+def _check(values: tuple[Any, ...], target: Any) -> None:
+    """A zero-size value never matches a non-empty target (it would broadcast against it)."""
+    if any(has_empty(v) for v in values) and not has_empty(target):
+        raise AssertionError("a zero-size value was compared with a non-empty target")
+
+
+@dataclass
+class TestOutcome:
+    """How one test went on the trusted side: passed, or the exception that stopped it."""
+
+    index: int
+    error: BaseException | None = None
+    solved: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+
+
+def namespace_for(dependencies: str) -> tuple[dict[str, Any], set[str]]:
+    """The trusted namespace a step's tests start from, and the names no record may bind."""
+    namespace: dict[str, Any] = {"__builtins__": _quiet_builtins(), "__name__": "__main__"}
+    for node in ast.parse(dependencies).body:
+        try:  # benchmark code: the problem's own import lines
+            exec(compile(ast.Module([node], []), "<dependencies>", "exec"), namespace)  # inspect-evals-lint: ignore[host_code_execution] -- the problem's import lines from the verified official files
+        except ImportError:
+            continue  # e.g. scipy.integrate.simps, gone from the harness's SciPy
+    for name, value in list(namespace.items()):
+        if value is numpy:
+            namespace[name] = STRICT_NUMPY
+    namespace.update(HELPERS)
+    reserved = set(vars(builtins)) | set(HELPERS) | set(dependency_names(dependencies))
+    reserved |= {TARGET, CHECK, SOLVE}
+    return namespace, reserved
+
+
+def replay_tests(
+    plans: list[TestPlan],
+    records: Records,
+    dependencies: str,
+    targets: list[Any] | None,
+) -> list[TestOutcome]:
+    """Run the tests in order on the records: judged against ``targets``, or, with no targets,
+    solved (each assert's recorded values collected). Stops at the first failing test."""
+    with _LOCK:
+        replay = Replay(records)
+        namespace, reserved = namespace_for(dependencies)
+        outcomes: list[TestOutcome] = []
+        try:
+            replay.bind(namespace, reserved)
+        except (RecordError, Stopped) as exc:
+            return [TestOutcome(plans[0].index if plans else 0, exc)]
+        for plan in plans:
+            outcome = TestOutcome(plan.index)
+            outcomes.append(outcome)
+            solving = targets is None
+            namespace[TARGET] = None if solving else targets[plan.index]
+            namespace[CHECK] = _check
+            namespace[SOLVE] = lambda number, values, found=outcome.solved: found.__setitem__(
+                number, values
+            )
+            source = plan.solve if solving else plan.judge
+            try:
+                replay.begin(plan.index)
+                code = compile(source, f"<test {plan.index + 1}>", "exec")  # inspect-evals-lint: ignore[host_code_execution] -- the benchmark's test snippets (verified files), rewritten by rewrite.py; model output reaches them only as data decoded by wire.decode
+                exec(code, namespace)  # inspect-evals-lint: ignore[host_code_execution] -- as above: benchmark code on decoded plain data
+                replay.end(plan.index)
+            except Exception as exc:  # noqa: BLE001 - any failure fails this test
+                outcome.error = exc
+                break
+        return outcomes

@@ -1,0 +1,253 @@
+"""Failures of the sandbox machinery itself, provoked from the test side: a killed zygote (also
+while it restarts), a killed or stuck supervisor, a channel that closes mid-message. The affected
+execution is retried once, then gets an ``infrastructure`` outcome; nothing hangs; other
+executions go on; the next one works."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sandbox_helpers import assert_no_leftovers, make_box, outcome, run
+
+from scievals.sandbox import engine as engine_module
+from scievals.sandbox.engine import Channel, Request, SandboxError, engine, recv_msg, send_msg
+from scievals.sandbox.limits import Limits
+from scievals.sandbox.outcome import run_program
+
+pytestmark = pytest.mark.slow
+
+SLOW = "import time; time.sleep(1.5); print('done')"
+
+
+@pytest.fixture(scope="module")
+def box():
+    sb = make_box()
+    yield sb
+    sb.cleanup()
+
+
+@pytest.fixture(autouse=True)
+def healthy_after(box):
+    yield
+    assert_no_leftovers()
+    res = outcome(box, "print('next')")
+    assert (res.returncode, res.stdout, res.infrastructure) == (0, "next\n", None)
+
+
+def zygote_pid() -> int:
+    """The current zygote (started if there is none)."""
+    return engine().ensure_started()["pid"]
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def supervisors() -> list[int]:
+    """Supervisors of running executions: the zygote's children that have started an init (not
+    one of an execution that has just ended)."""
+    return [pid for pid in children(zygote_pid()) if children(pid)]
+
+
+def kill_when(find, times: int, deadline: float = 20) -> threading.Thread:
+    """In the background: SIGKILL what ``find()`` returns, ``times`` distinct processes."""
+
+    def go() -> None:
+        killed: set[int] = set()
+        end = time.monotonic() + deadline
+        while len(killed) < times and time.monotonic() < end:
+            for pid in set(find()) - killed:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    continue
+                killed.add(pid)
+            time.sleep(0.002)
+
+    thread = threading.Thread(target=go, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_killed_idle_zygote_is_restarted(box):
+    old = zygote_pid()
+    os.kill(old, signal.SIGKILL)
+    res = outcome(box, "print(1)")
+    assert (res.returncode, res.stdout, res.infrastructure) == (0, "1\n", None)
+    assert zygote_pid() != old
+
+
+def test_running_executions_survive_the_zygote(box):
+    async def go():
+        running = [asyncio.create_task(run_program(box, ["python3", "-c", SLOW])) for _ in range(2)]
+        await asyncio.sleep(0.5)
+        os.kill(zygote_pid(), signal.SIGKILL)
+        later = await run_program(box, ["python3", "-c", "print('later')"])
+        return await asyncio.gather(*running), later
+
+    done, later = run(go())
+    assert [(r.returncode, r.stdout, r.infrastructure) for r in done] == [(0, "done\n", None)] * 2
+    assert later.stdout == "later\n"
+
+
+def test_zygote_killed_while_it_restarts(box):
+    first = zygote_pid()
+    os.kill(first, signal.SIGKILL)
+    engine()._zygote.wait()  # dead for sure: the execution's first attempt restarts it
+
+    def restarting() -> list[int]:
+        proc = engine()._zygote
+        return [proc.pid] if proc is not None and proc.pid != first else []
+
+    killer = kill_when(restarting, times=2)
+    start = time.monotonic()
+    res = outcome(box, "print(1)")
+    killer.join()
+    assert time.monotonic() - start < 10
+    # both attempts' zygotes were killed while warming up: no verdict, no exception, no hang
+    assert res.infrastructure and "zygote" in res.infrastructure, res
+    assert res.returncode is None and res.limit is None
+
+
+def test_killed_supervisor_is_retried(box):
+    killer = kill_when(supervisors, times=1)
+    res = outcome(box, SLOW)
+    killer.join()
+    assert (res.returncode, res.stdout, res.infrastructure) == (0, "done\n", None)
+
+
+def test_supervisor_killed_twice_gives_an_infrastructure_outcome(box):
+    killer = kill_when(supervisors, times=2)
+    start = time.monotonic()
+    res = outcome(box, SLOW)
+    killer.join()
+    assert res.infrastructure and "supervisor" in res.infrastructure, res
+    assert time.monotonic() - start < 20
+    with pytest.raises(SandboxError):  # Inspect's exec raises rather than invent a verdict
+        killer = kill_when(supervisors, times=2)
+        run(box.exec(["python3", "-c", SLOW]))
+    killer.join()
+
+
+def test_other_executions_go_on_while_one_fails(box):
+    async def go():
+        others = [asyncio.create_task(run_program(box, ["python3", "-c", SLOW])) for _ in range(2)]
+        await asyncio.sleep(0.3)
+        victim = supervisors()[0]
+        os.kill(victim, signal.SIGKILL)
+        return await asyncio.gather(*others)
+
+    results = run(go())
+    assert [(r.returncode, r.stdout, r.infrastructure) for r in results] == [
+        (0, "done\n", None)
+    ] * 2  # the victim's execution was retried
+
+
+def test_stuck_zygote_is_replaced(box, monkeypatch):
+    monkeypatch.setattr(engine_module, "CONTROL_SECONDS", 1)
+    old = zygote_pid()
+    os.kill(old, signal.SIGSTOP)
+    start = time.monotonic()
+    res = outcome(box, "print(1)")
+    assert (res.returncode, res.stdout, res.infrastructure) == (0, "1\n", None)
+    assert time.monotonic() - start < 10
+    assert zygote_pid() != old
+    with pytest.raises(ProcessLookupError):
+        os.kill(old, 0)
+
+
+def request(box) -> Request:
+    return Request(
+        argv=["python3", "-c", "print(1)"],
+        workdir=str(box.directory),
+        cwd=str(box.directory),
+        env={},
+        input=b"",
+        timeout=1,
+        limits=Limits(),
+    )
+
+
+def fake_channel(behaviour) -> Channel:
+    """A channel whose far end is ``behaviour(sock, pid)`` in a thread instead of a supervisor;
+    ``pid`` is a child of ours standing in for the supervisor process."""
+    ours, theirs = socket.socketpair()
+    stand_in = subprocess.Popen(["sleep", "30"])
+
+    def far_end() -> None:
+        try:
+            behaviour(theirs, stand_in.pid)
+        finally:
+            theirs.close()
+            stand_in.kill()
+            stand_in.wait()
+
+    threading.Thread(target=far_end, daemon=True).start()
+    return Channel(ours, engine()._generation, os.getpid())
+
+
+def eof_mid_message(sock: socket.socket, pid: int) -> None:
+    recv_msg(sock)
+    send_msg(sock, {"started": pid})
+    sock.sendall((1000).to_bytes(8, "big") + b'{"returncode": 0, "std')
+
+
+def silent(sock: socket.socket, pid: int) -> None:
+    recv_msg(sock)
+    send_msg(sock, {"started": pid})
+    time.sleep(5)
+
+
+def never_acknowledges(sock: socket.socket, pid: int) -> None:
+    recv_msg(sock)
+    time.sleep(5)
+
+
+def acknowledges_a_stranger(sock: socket.socket, pid: int) -> None:
+    recv_msg(sock)
+    send_msg(sock, {"started": 1})  # not a child of the zygote: must never be signalled
+
+
+@pytest.mark.parametrize(
+    "behaviour", [eof_mid_message, silent, never_acknowledges, acknowledges_a_stranger]
+)
+def test_broken_channels_raise_quickly(box, behaviour, monkeypatch):
+    monkeypatch.setattr(engine_module, "CONTROL_SECONDS", 1)
+    monkeypatch.setattr(engine_module, "ANSWER_MARGIN_SECONDS", 1)
+    start = time.monotonic()
+    with pytest.raises(SandboxError):
+        engine().run(request(box), fake_channel(behaviour))
+    assert time.monotonic() - start < 4
+    engine()._broken = False  # the fake channel's failure says nothing about the zygote
+
+
+def test_one_broken_channel_is_retried_two_give_infrastructure(box, monkeypatch):
+    real = engine().open_channel
+    calls = []
+
+    def flaky(broken: int):
+        def open_channel() -> Channel:
+            calls.append(1)
+            return fake_channel(eof_mid_message) if len(calls) <= broken else real()
+
+        return open_channel
+
+    monkeypatch.setattr(engine(), "open_channel", flaky(1))
+    res = outcome(box, "print('second try')")
+    assert (res.returncode, res.stdout, res.infrastructure) == (0, "second try\n", None)
+    calls.clear()
+    monkeypatch.setattr(engine(), "open_channel", flaky(2))
+    res = outcome(box, "print('never')")
+    assert res.infrastructure and "failed twice" in res.infrastructure
+    assert len(calls) == 2

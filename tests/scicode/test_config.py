@@ -1,0 +1,108 @@
+"""The SciCode config (one typed, frozen record of the knobs), the package's exports, and the
+registry names Inspect finds the scorer by."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from inspect_ai.util import registry_create, registry_info
+from pydantic import ValidationError
+
+import scievals._registry  # noqa: F401 - what Inspect's entry point loads
+import scievals.scicode
+from scievals.scicode.config import SciCodeConfig, sandbox_config
+
+
+def test_defaults_are_the_official_protocol():
+    config = SciCodeConfig()
+    assert (config.split, config.prompt_protocol, config.previous_steps) == (
+        "test",
+        "single_turn",
+        "model",
+    )
+    assert (config.extraction, config.timeout, config.targets) == ("inspect", 300, "auto")
+    assert not config.gold_previous and config.prompt == "single_turn"
+
+
+def test_frozen_and_closed():
+    config = SciCodeConfig(split="dev")
+    with pytest.raises(ValidationError):
+        config.split = "test"  # type: ignore[misc]
+    with pytest.raises(ValidationError, match="background"):
+        SciCodeConfig(background=True)  # type: ignore[call-arg]
+
+
+def test_gold_previous_steps():
+    config = SciCodeConfig(split="dev", previous_steps="gold", prompt_protocol="chat")
+    assert config.gold_previous
+    assert config.prompt == "chat + gold previous steps"
+    with pytest.raises(ValidationError, match="previous_steps=gold needs split=dev"):
+        SciCodeConfig(split="all", previous_steps="gold")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"split": "train"}, "split"),
+        ({"targets": "regenerated"}, "dev split only"),
+        ({"targets": "bogus"}, "targets"),
+        ({"timeout": -1}, "timeout"),
+    ],
+)
+def test_bad_values(params, message):
+    with pytest.raises(ValidationError, match=message):
+        SciCodeConfig(**params)
+
+
+def test_sandbox_limits_follow_the_timeout():
+    assert (sandbox_config(300).cpu_seconds, sandbox_config(300).wall_seconds) == (600.0, 1800.0)
+    assert (sandbox_config(3600).cpu_seconds, sandbox_config(3600).wall_seconds) == (3600.0, 3600.0)
+
+
+# ---- the package ------------------------------------------------------------------------------
+
+
+def _python(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_exports_are_loaded_on_first_use():
+    assert _python("import sys, scievals.scicode; print('inspect_ai' in sys.modules)") == "False"
+    assert _python(
+        "import sys; from scievals.scicode import extract_code; print('inspect_ai' in sys.modules)"
+    ) == "False"  # fmt: skip
+    for name in scievals.scicode.__all__:
+        assert getattr(scievals.scicode, name) is not None
+    from scievals.scicode import grade, scicode
+
+    assert callable(grade) and callable(scicode)
+    assert registry_info(scicode).name == "scievals/scicode"
+    with pytest.raises(AttributeError):
+        scievals.scicode.no_such_name  # noqa: B018
+
+
+def test_grade_is_the_function_even_after_its_module_is_imported():
+    code = (
+        "import inspect, scievals.scicode.grade\n"
+        "from scievals.scicode import grade\n"
+        "print(inspect.iscoroutinefunction(grade))"
+    )
+    assert _python(code) == "True"
+
+
+# ---- registry names ---------------------------------------------------------------------------
+
+
+def test_scorer_found_by_the_name_logs_record():
+    """Logs record ``scicode_scorer`` (no package); both names create the same scorer."""
+    options = {"split": "dev", "timeout": 1800}
+    for name in ("scicode_scorer", "scievals/scicode_scorer"):
+        scorer = registry_create("scorer", name, **options)
+        assert registry_info(scorer).name.split("/")[-1] == "scicode_scorer"
+        assert registry_info(scorer).metadata  # metrics travel with it
+    with pytest.raises(ValidationError):
+        registry_create("scorer", "scicode_scorer", split="dev", targets="bogus")
