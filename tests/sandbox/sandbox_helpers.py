@@ -42,9 +42,30 @@ def outcome(box: ScievalsSandbox, code: str, **kw) -> Outcome:
 
 def sandbox_pids() -> list[int]:
     """Live processes under this process's zygote (every execution's tree hangs there: orphans
-    are adopted by the execution's own init, not by the host's)."""
+    are adopted by the execution's own init, not by the host's), but for its idle standby."""
     zygote = engine().hello.get("pid")
-    return [p for p in tree(zygote) if p != zygote and not _zombie(p)] if zygote else []
+    if not zygote:
+        return []
+    spare = standby(zygote)
+    return [p for p in tree(zygote) if p != zygote and p not in spare and not _zombie(p)]
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def standby(zygote: int) -> set[int]:
+    """The zygote's idle standby (a supervisor and its init, waiting for a request): the newest
+    supervisor whose init has not forked a program."""
+    idle = []
+    for sup in children(zygote):
+        inits = children(sup)
+        if len(inits) == 1 and not children(inits[0]) and not _zombie(inits[0]):
+            idle.append((_started(sup), sup, inits[0]))
+    return set(max(idle)[1:]) if idle else set()
 
 
 def _zombie(pid: int) -> bool:
@@ -54,17 +75,32 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+def _started(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except OSError:
+        return 0
+
+
 def our_cgroups() -> list[Path]:
-    """Per-execution cgroups of this process that still exist."""
+    """Per-execution cgroups of this process that still exist, but for the standby's."""
     eng = engine()
     parents = {p for p in (eng.enforced.cgroups.memory, eng.enforced.cgroups.pids) if p}
     prefix = f"scievals-{os.getpid()}-"
-    return [
-        d
-        for parent in parents
-        for d in parent.iterdir()
-        if d.name.startswith(prefix) and d.name != f"{prefix}harness"
-    ]
+    zygote = eng.hello.get("pid")
+    spare = {str(p) for p in standby(zygote)} if zygote else set()
+    found = []
+    for parent in parents:
+        for d in parent.iterdir():
+            if not d.name.startswith(prefix) or d.name == f"{prefix}harness":
+                continue
+            try:
+                procs = set((d / "cgroup.procs").read_text().split())
+            except OSError:
+                continue  # removed meanwhile
+            if not procs or not procs <= spare:
+                found.append(d)
+    return found
 
 
 def our_mounts() -> list[str]:

@@ -12,10 +12,9 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from sandbox_helpers import assert_no_leftovers, make_box, outcome, run
+from sandbox_helpers import assert_no_leftovers, children, make_box, outcome, run
 
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox.engine import Channel, Request, SandboxError, engine, recv_msg, send_msg
@@ -47,17 +46,10 @@ def zygote_pid() -> int:
     return engine().ensure_started()["pid"]
 
 
-def children(pid: int) -> list[int]:
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        return []
-
-
 def supervisors() -> list[int]:
-    """Supervisors of running executions: the zygote's children that have started an init (not
-    one of an execution that has just ended)."""
-    return [pid for pid in children(zygote_pid()) if children(pid)]
+    """Supervisors of running executions: the zygote's children whose init has forked a program
+    (not the idle standby, nor one whose execution has just ended)."""
+    return [pid for pid in children(zygote_pid()) if any(children(i) for i in children(pid))]
 
 
 def kill_when(find, times: int, deadline: float = 20) -> threading.Thread:
@@ -199,13 +191,13 @@ def fake_channel(behaviour) -> Channel:
 
 def eof_mid_message(sock: socket.socket, pid: int) -> None:
     recv_msg(sock)
-    send_msg(sock, {"started": pid})
+    send_msg(sock, {"started": pid, "cgroups": []})
     sock.sendall((1000).to_bytes(8, "big") + b'{"returncode": 0, "std')
 
 
 def silent(sock: socket.socket, pid: int) -> None:
     recv_msg(sock)
-    send_msg(sock, {"started": pid})
+    send_msg(sock, {"started": pid, "cgroups": []})
     time.sleep(5)
 
 
@@ -216,7 +208,9 @@ def never_acknowledges(sock: socket.socket, pid: int) -> None:
 
 def acknowledges_a_stranger(sock: socket.socket, pid: int) -> None:
     recv_msg(sock)
-    send_msg(sock, {"started": 1})  # not a child of the zygote: must never be signalled
+    send_msg(
+        sock, {"started": 1, "cgroups": []}
+    )  # not a child of the zygote: must never be signalled
 
 
 @pytest.mark.parametrize(

@@ -322,9 +322,21 @@ class Grader:
         assert self.proc is not None
         return _descendants(self.proc.pid, _proc_table())
 
+    def _standby(self, zygotes: set[int]) -> set[int]:
+        """The zygote's idle standby: a supervisor whose only child (its init) has none yet."""
+        table = _proc_table()
+        idle: set[int] = set()
+        for zygote in zygotes:
+            for pid in (p for p, parent in table.items() if parent == zygote):
+                kids = [p for p, parent in table.items() if parent == pid]
+                if len(kids) == 1 and not any(parent == kids[0] for parent in table.values()):
+                    idle |= {pid, kids[0]}
+        return idle
+
     def _strays(self, before: set[int] | frozenset[int] = frozenset()) -> list[str]:
-        """Processes under the worker that this job left (its zygote excepted)."""
-        family = self._family() - self._zygotes() - before
+        """Processes under the worker that this job left (its zygote and standby excepted)."""
+        zygotes = self._zygotes()
+        family = self._family() - zygotes - self._standby(zygotes) - before
         return sorted(_describe(p) for p in family)
 
     # -- grading

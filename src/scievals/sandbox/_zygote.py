@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import ctypes
+import dataclasses
 import errno
 import json
 import os
@@ -53,7 +54,6 @@ SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}
 SYS_CLONE3 = {"x86_64": 435, "aarch64": 435}
 SHM_OPTIONS = "mode=1777,size=64m,nr_inodes=1024"
 POLL_SECONDS = 0.1
-DBG = {}
 MAX_MESSAGE = 1 << 31
 ST_FLAGS = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC}
 NOTE = "scievals-sandbox: "
@@ -193,35 +193,225 @@ def main() -> None:
             "python": sys.version.split()[0],
         },
     )
+    serial = 0
+    standby: Standby | None = None
     while True:
+        if standby is None:
+            serial += 1
+            standby = Standby.spawn(ctl, config, serial)
+        poller = select.poll()
+        poller.register(ctl, select.POLLIN)
+        poller.register(standby.sock, select.POLLIN)
+        events = dict(poller.poll())
+        if standby.sock.fileno() in events:  # it died before it was needed
+            standby.discard()
+            standby = None
+            continue
+        if ctl.fileno() not in events:
+            continue
         try:
             _, fds, _, _ = socket.recv_fds(ctl, 16, 1)
         except InterruptedError:
             continue
         if not fds:
-            break  # the harness went away: stop
-        if os.fork() == 0:
-            ctl.close()
-            supervise(fds[0], config)
+            standby.retire()  # the harness went away: stop
+            return
+        while True:
+            try:
+                socket.send_fds(standby.sock, [b"x"], fds)
+                break
+            except OSError:  # it died just now: the next one takes the request
+                standby.discard()
+                serial += 1
+                standby = Standby.spawn(ctl, config, serial)
         os.close(fds[0])
+        standby.sock.close()
+        standby = None
+
+
+class Standby:
+    """A supervisor forked ahead of its request, whose init is already forked (into fresh
+    namespaces) and moved into the execution's fresh cgroups: moving a task between cgroups
+    waits for an RCU grace period (milliseconds), which is thus off an execution's path."""
+
+    def __init__(self, pid: int, sock: socket.socket, groups: list[str]) -> None:
+        self.pid, self.sock, self.groups = pid, sock, groups
+
+    @classmethod
+    def spawn(cls, ctl: socket.socket, config: dict, serial: int) -> Standby:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        groups = group_dirs(config.get("cgroups"), f"{os.getpid()}-{serial}")
+        pid = os.fork()
+        if pid == 0:
+            ctl.close()
+            ours.close()
+            wait_for_request(theirs, config, groups)
+        theirs.close()
+        return cls(pid, ours, groups)
+
+    def discard(self) -> None:
+        """It died unused (killed from outside): its init died with it; remove its groups."""
+        self.sock.close()
+        remove_groups(self.groups)
+
+    def retire(self) -> None:
+        """We are stopping: it removes its init and groups when it sees us go; wait for that,
+        so that nothing outlives the zygote."""
+        self.sock.close()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            try:
+                os.kill(self.pid, 0)  # children are reaped automatically: gone means done
+            except ProcessLookupError:
+                return
+            time.sleep(0.002)
+
+
+def group_dirs(cgroups: dict | None, name: str) -> list[str]:
+    """The cgroup directories of one execution (one per hierarchy on v1, one on v2)."""
+    if not cgroups:
+        return []
+    name = cgroups["prefix"] + name
+    parents = {cgroups[k] for k in ("memory", "pids") if cgroups.get(k)}
+    return [os.path.join(parent, name) for parent in sorted(parents)]
+
+
+def remove_groups(groups: list[str]) -> None:
+    """Kill what is in the groups and remove them (best effort: the harness sweeps the rest)."""
+    deadline = time.monotonic() + 2
+    for d in groups:
+        while os.path.isdir(d):
+            kill_group({"procs": [os.path.join(d, "cgroup.procs")]})
+            try:
+                os.rmdir(d)
+            except OSError:
+                if time.monotonic() > deadline:
+                    break  # the harness sweeps it later
+                time.sleep(0.005)
 
 
 # ---------------------------------------------------------------- supervisor
 
 
-def supervise(fd: int, config: dict) -> None:
-    """One execution, from request to result; never returns."""
+@dataclasses.dataclass
+class Prepared:
+    """What a standby readies before its request: init, waiting for it; the pipes; the cgroups."""
+
+    init: int
+    stdin: int  # memfd, filled with the request's input
+    request: int  # memfd: init reads the request from it when told to go
+    out_r: int
+    err_r: int
+    st: socket.socket  # init's status (and, first, the fds of its /tmp and /dev/shm)
+    cgroup: dict | None  # what the watcher reads ("procs", "oom", "pids"), limits set later
+
+
+def wait_for_request(zsock: socket.socket, config: dict, groups: list[str]) -> None:
+    """A standby: prepare, then serve the channel the zygote hands over; never returns."""
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    sock = socket.socket(fileno=fd)
+    try:
+        prepared: Prepared | str = prepare(config, groups, zsock)
+    except BaseException:  # noqa: BLE001 - reported to the harness with the request
+        prepared = traceback.format_exc()
+    try:
+        _, fds, _, _ = socket.recv_fds(zsock, 16, 1)
+    except OSError:
+        fds = []
+    if not fds:  # the zygote is gone
+        if isinstance(prepared, Prepared):
+            os.kill(prepared.init, signal.SIGKILL)
+            os.waitpid(prepared.init, 0)
+        remove_groups(groups)
+        os._exit(0)
+    zsock.close()
+    sock = socket.socket(fileno=fds[0])
     try:
         req = recv_msg(sock)
-        send_msg(sock, {"started": os.getpid()})  # the harness now knows whom to kill if stuck
-        result = run(req, sock, config)
+        send_msg(sock, {"started": os.getpid(), "cgroups": groups})  # now the harness's to remove
+        if isinstance(prepared, str):
+            raise RuntimeError(f"preparing the execution failed: {prepared}")
+        result = run(req, sock, config, prepared)
     except BaseException:  # noqa: BLE001 - anything here is our bug: report it
         result = {"error": traceback.format_exc()}
     with contextlib.suppress(OSError):
         send_msg(sock, result)
     os._exit(0)
+
+
+def prepare(config: dict, groups: list[str], zsock: socket.socket) -> Prepared:
+    """Fork init into fresh pid, network, ipc and uts namespaces and move it into fresh cgroups;
+    it waits for its request. (``zsock``, the standby's socket to the zygote, is not init's.)"""
+    stdin = os.memfd_create("stdin")
+    request = os.memfd_create("request")
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    st, st_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if config["mode"] in ("unshare", "userns"):
+        # The mount namespace is init's alone (its pivot_root would also move our root).
+        _check(libc.unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(out_r), os.close(err_r), st.close(), zsock.close()
+            init(config, stdin, request, out_w, err_w, st_w)
+        except BaseException:  # noqa: BLE001
+            with contextlib.suppress(OSError):
+                st_w.send(json.dumps({"setup_error": traceback.format_exc()[-4000:]}).encode())
+        os._exit(125)
+    for f in (out_w, err_w):
+        os.close(f)
+    st_w.close()
+    prepared = Prepared(pid, stdin, request, out_r, err_r, st, None)
+    cgroups = config.get("cgroups")
+    if cgroups:
+        try:
+            prepared.cgroup = join_groups(cgroups, groups, pid)
+        except BaseException:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            remove_groups(groups)
+            raise
+    return prepared
+
+
+def join_groups(cgroups: dict, groups: list[str], pid: int) -> dict:
+    """Create the execution's groups and move init into them. Returns what the supervisor needs:
+    the files to write the limits into once the request is known, and the counters to read."""
+    wire: dict = {"procs": [], "limits": []}
+    for d in groups:
+        os.mkdir(d)
+        parent = os.path.dirname(d)
+        if parent == cgroups.get("memory"):
+            if cgroups["version"] == 2:
+                wire["oom"] = f"{d}/memory.events"
+                wire["limits"] += [(f"{d}/memory.max", "memory_bytes")]
+                wire["limits"] += [(f"{d}/memory.swap.max", 0), (f"{d}/memory.oom.group", 1)]
+            else:
+                wire["oom"] = f"{d}/memory.oom_control"
+                wire["limits"].append((f"{d}/memory.limit_in_bytes", "memory_bytes"))
+                if cgroups["memsw"]:  # after memory.limit_in_bytes: it may not be below it
+                    wire["limits"].append((f"{d}/memory.memsw.limit_in_bytes", "memory_bytes"))
+        if parent == cgroups.get("pids"):
+            wire["pids"] = [f"{d}/pids.current", f"{d}/pids.events"]
+            wire["limits"].append((f"{d}/pids.max", "processes"))
+        with open(f"{d}/cgroup.procs", "w") as fh:
+            fh.write(str(pid))
+        wire["procs"].append(f"{d}/cgroup.procs")
+    return wire
+
+
+def set_limits(cgroup: dict, lim: dict) -> None:
+    """The request's limits into the groups (before init is told to go). Literal values are
+    optional extras (v2's swap.max, oom.group), skipped where the kernel lacks them."""
+    for path, value in cgroup["limits"]:
+        try:
+            with open(path, "w") as fh:
+                fh.write(str(lim[value] if isinstance(value, str) else value))
+        except OSError:
+            if isinstance(value, str):
+                raise
+    if "pids" in cgroup:
+        cgroup["pids"].append(lim["processes"])
 
 
 def tree(root: int) -> list[int]:
@@ -342,50 +532,24 @@ class Watch:
         return None
 
 
-def run(req: dict, sock: socket.socket, config: dict) -> dict:
+def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
+    """Hand the request to the waiting init, then watch the execution to its end."""
     lim = req["limits"]
-    stdin = os.memfd_create("stdin")
-    os.write(stdin, base64.b64decode(req["input"]))
-    os.lseek(stdin, 0, os.SEEK_SET)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    # Init's status: first the fds of its private /tmp and /dev/shm (so that their fill level can
-    # be read even after it is gone), then its result (or why its setup failed).
-    st, st_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    if prep.cgroup:
+        set_limits(prep.cgroup, lim)
+    req["cgroup"] = prep.cgroup
+    os.write(prep.stdin, base64.b64decode(req["input"]))
+    os.lseek(prep.stdin, 0, os.SEEK_SET)
+    view = memoryview(json.dumps(req).encode())
+    while view:
+        view = view[os.write(prep.request, view) :]
+    os.lseek(prep.request, 0, os.SEEK_SET)
     disks = []
     if req.get("disk"):
         disks.append((req["disk"], os.open(req["workdir"], os.O_RDONLY | os.O_DIRECTORY)))
-    if config["mode"] in ("unshare", "userns"):
-        # The mount namespace is init's alone (its pivot_root would also move our root).
-        _check(libc.unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    pid, st, out_r, err_r = prep.init, prep.st, prep.out_r, prep.err_r
+    st.send(b"go")
     start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(out_r), os.close(err_r), st.close(), sock.close()
-            for _, fd in disks:
-                os.close(fd)
-            init(req, config, stdin, out_w, err_w, st_w)
-        except BaseException:  # noqa: BLE001
-            with contextlib.suppress(OSError):
-                st_w.send(json.dumps({"setup_error": traceback.format_exc()[-4000:]}).encode())
-        os._exit(125)
-    for f in (stdin, out_w, err_w):
-        os.close(f)
-    st_w.close()
-    # Moving a task between cgroups waits for an RCU grace period (milliseconds): done here,
-    # while init builds its root, rather than by init itself before it.
-    try:
-        for procs in (req.get("cgroup") or {}).get("procs", []):
-            with open(procs, "w") as fh:
-                fh.write(str(pid))
-        if req.get("cgroup"):
-            st.send(b"joined")
-        DBG["joined"] = time.monotonic() - start
-    except OSError as exc:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        return {"error": f"cannot move the execution into its cgroups: {exc}"}
 
     watch = Watch(req, pid, disks)
     cap = lim["output_bytes"]
@@ -433,7 +597,6 @@ def run(req: dict, sock: socket.socket, config: dict) -> dict:
             if f == st.fileno():
                 msg, fds, _, _ = socket.recv_fds(st, 1 << 16, 4)
                 if fds:
-                    DBG["fds"] = time.monotonic() - start
                     disks.extend(zip(("/tmp", "/dev/shm"), fds, strict=True))
                 elif msg:
                     info = json.loads(msg)
@@ -470,7 +633,6 @@ def run(req: dict, sock: socket.socket, config: dict) -> dict:
         "limit": limit,
         "reason": reason,
         "seconds": seconds,
-        "debug": DBG,
     }
 
 
@@ -588,13 +750,22 @@ def drop_capabilities() -> None:
     _check(libc.capset(header, data), "capset")
 
 
-def init(req: dict, config: dict, stdin: int, out_w: int, err_w: int, st_w: socket.socket) -> None:
-    """Pid 1 of the execution: build its root, become its uid, take a fresh keyring, set the
-    limits and the seccomp filter, wait until the supervisor has moved it into the execution's
-    cgroups, fork the program, report how it ended."""
+def init(
+    config: dict, stdin: int, request: int, out_w: int, err_w: int, st_w: socket.socket
+) -> None:
+    """Pid 1 of the execution (forked and moved into its cgroups before the request came):
+    wait for the request, build the root, become the uid, take a fresh keyring, set the limits
+    and the seccomp filter, fork the program, report how it ended."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
+    if st_w.recv(16) != b"go":
+        os._exit(0)  # the supervisor went away before a request came
+    data = bytearray()
+    while chunk := os.read(request, 1 << 20):
+        data += chunk
+    os.close(request)
+    req = json.loads(data)
     if config["mode"] in ("unshare", "userns"):
         build_root(req, config)
         mounts = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in ("/tmp", "/dev/shm")]
@@ -628,8 +799,6 @@ def init(req: dict, config: dict, stdin: int, out_w: int, err_w: int, st_w: sock
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     if config.get("seccomp"):
         install_seccomp(base64.b64decode(config["seccomp"]))
-    if req.get("cgroup") and st_w.recv(16) != b"joined":  # the program starts inside the groups
-        raise OSError("the supervisor did not move init into the execution's cgroups")
     child = os.fork()
     if child == 0:
         st_w.close()

@@ -2,17 +2,18 @@
 
 Rlimits and a polling watcher cannot see shared memory (memfd, tmpfs, /dev/shm pages) nor stop a
 tree between polls; a memory cgroup charges every page the execution touches and the kernel
-stops it at the limit. The harness creates the groups, the execution's init joins them before it
-forks the program, the supervisor reads their counters (OOM kills, failed forks), and the harness
-kills whatever is left and removes them. Group names carry the harness's pid
-(``scievals-<pid>-<n>``), so leftovers of a dead harness can be told from a live one's.
+stops it at the limit. This module finds where groups can go (``detect``) and says so; a standby
+supervisor of the zygote creates an execution's groups and moves its init into them before the
+request comes (``_zygote.join_groups``), reads their counters (OOM kills, refused forks), and
+the harness kills whatever is left and removes them (``Group.remove``). Group names carry the
+harness's pid (``scievals-<pid>-<n>``), so leftovers of a dead harness can be told from a live
+one's.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import itertools
 import os
 import re
 import signal
@@ -21,15 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 OWNED = re.compile(r"^scievals-(\d+)-")
-_counter = itertools.count(1)
 
 
 @dataclass(frozen=True)
 class Group:
-    """One execution's cgroup directories and the files the zygote side needs."""
+    """One execution's cgroup directories (made by its supervisor, removed by the harness)."""
 
     dirs: tuple[Path, ...]
-    wire: dict
 
     def remove(self) -> bool:
         """Kill anything still in the groups and remove them; False if one had to stay (the
@@ -120,50 +119,17 @@ class Cgroups:
     memory_note: str  # why there is no memory group ("" when there is)
     pids_note: str
 
-    def create(self, memory_bytes: int, processes: int) -> Group | None:
-        """The groups for one execution (memory limit and task limit set)."""
+    def wire(self) -> dict | None:
+        """Where the zygote's supervisors create each execution's groups (None: nowhere)."""
         if self.memory is None and self.pids is None:
             return None
-        name = f"scievals-{os.getpid()}-{next(_counter)}"
-        dirs: list[Path] = []
-        wire: dict = {"procs": []}
-        try:
-            if self.version == 2:
-                d = self.memory or self.pids
-                assert d is not None
-                d = d / name
-                d.mkdir()
-                dirs.append(d)
-                if self.memory is not None:
-                    (d / "memory.max").write_text(str(memory_bytes))
-                    _try_write(d / "memory.swap.max", "0")
-                    _try_write(d / "memory.oom.group", "1")
-                    wire["oom"] = str(d / "memory.events")
-                if self.pids is not None:
-                    (d / "pids.max").write_text(str(processes))
-                    wire["pids"] = [str(d / "pids.current"), str(d / "pids.events"), processes]
-                wire["procs"].append(str(d / "cgroup.procs"))
-            else:
-                if self.memory is not None:
-                    d = self.memory / name
-                    d.mkdir()
-                    dirs.append(d)
-                    (d / "memory.limit_in_bytes").write_text(str(memory_bytes))
-                    if self.memsw:
-                        (d / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
-                    wire["oom"] = str(d / "memory.oom_control")
-                    wire["procs"].append(str(d / "cgroup.procs"))
-                if self.pids is not None:
-                    d = self.pids / name
-                    d.mkdir()
-                    dirs.append(d)
-                    (d / "pids.max").write_text(str(processes))
-                    wire["pids"] = [str(d / "pids.current"), str(d / "pids.events"), processes]
-                    wire["procs"].append(str(d / "cgroup.procs"))
-        except OSError:
-            Group(tuple(dirs), wire).remove()
-            raise
-        return Group(tuple(dirs), wire)
+        return {
+            "version": self.version,
+            "memory": str(self.memory) if self.memory else None,
+            "pids": str(self.pids) if self.pids else None,
+            "memsw": self.memsw,
+            "prefix": f"scievals-{os.getpid()}-",
+        }
 
     def describe_memory(self, memory_bytes: int) -> str:
         if self.memory is None:
@@ -188,7 +154,7 @@ class Cgroups:
                 for entry in os.scandir(parent):
                     match = OWNED.match(entry.name)
                     if match and entry.is_dir() and not pid_alive(int(match[1])):
-                        Group((Path(entry.path),), {}).remove()
+                        Group((Path(entry.path),)).remove()
 
 
 def pid_alive(pid: int) -> bool:

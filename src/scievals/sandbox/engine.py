@@ -245,6 +245,7 @@ class Engine:
             "root_mount": str(self._dir / "root"),
             "visible": self.visible(),
             "seccomp": base64.b64encode(filt).decode() if filt is not None else None,
+            "cgroups": self.enforced.cgroups.wire(),
         }
         with open(self._dir / "zygote.log", "wb") as log:
             self._zygote = subprocess.Popen(
@@ -345,15 +346,16 @@ class Engine:
         try:
             if self.uids is not None:
                 uid, lock = self.uids.acquire()
-            lim = req.limits.wire()
-            group = self.enforced.cgroups.create(lim["memory_bytes"], lim["processes"])
             sock.settimeout(CONTROL_SECONDS)
-            send_msg(sock, self._request(req, lim, uid, group))
+            send_msg(sock, self._request(req, uid))
             try:
-                supervisor = _child_pidfd(recv_msg(sock)["started"], channel.zygote)
+                ack = recv_msg(sock)
+                supervisor = _child_pidfd(ack["started"], channel.zygote)
             except (EOFError, OSError, ValueError, KeyError) as exc:
                 self._mark_broken(channel.generation)
                 raise SandboxError(f"no supervisor started: {type(exc).__name__}: {exc}") from exc
+            # The supervisor made the groups ahead of the request; removing them is ours now.
+            group = Group(tuple(Path(d) for d in ack["cgroups"]))
             sock.settimeout((req.timeout or req.limits.wall_seconds) + ANSWER_MARGIN_SECONDS)
             result = recv_msg(sock)
         except (EOFError, OSError, ValueError) as exc:
@@ -385,9 +387,7 @@ class Engine:
             seconds=result["seconds"],
         )
 
-    def _request(
-        self, req: Request, lim: dict[str, Any], uid: int | None, group: Group | None
-    ) -> dict[str, Any]:
+    def _request(self, req: Request, uid: int | None) -> dict[str, Any]:
         return {
             "argv": req.argv,
             "fast": _is_fast(req.argv),
@@ -396,10 +396,9 @@ class Engine:
             "env": {**self.base_env(), **req.env},
             "input": base64.b64encode(req.input).decode(),
             "timeout": req.timeout,
-            "limits": lim,
+            "limits": req.limits.wire(),
             "uid": uid,
             "gid": self.uids.gid if self.uids else None,
-            "cgroup": group.wire if group else None,
             "disk": req.disk,
         }
 

@@ -23,6 +23,7 @@ import h5py
 
 from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
+from scievals.sandbox.outcome import own_directory
 from scievals.scicode.dataset import Problem, Step, load_problems
 from scievals.scicode.program import STEADY_CLOCK, plans_for, step_program
 from scievals.scicode.rewrite import TARGET, VALUES, TestPlan
@@ -119,8 +120,8 @@ async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) 
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path, prelude=STEADY_CLOCK)
-    async with queue().slot(step.step_id):
-        run = await execute(env, program, path, timeout)
+    async with queue().slot(step.step_id), own_directory(env) as box:
+        run = await execute(box, program, path, timeout)
     outcome = run.outcome
     if outcome.returncode != 0 or outcome.infrastructure or run.records is None:
         detail = outcome.stderr.strip().splitlines()[-1:] or [

@@ -275,7 +275,9 @@ def namespace_for(dependencies: str) -> tuple[dict[str, Any], set[str]]:
     namespace: dict[str, Any] = {"__builtins__": _quiet_builtins(), "__name__": "__main__"}
     for node in ast.parse(dependencies).body:
         try:  # benchmark code: the problem's own import lines
-            exec(compile(ast.Module([node], []), "<dependencies>", "exec"), namespace)  # inspect-evals-lint: ignore[host_code_execution] -- the problem's import lines from the verified official files
+            exec(
+                compile(ast.Module([node], []), "<dependencies>", "exec"), namespace
+            )  # inspect-evals-lint: ignore[host_code_execution] -- the problem's import lines from the verified official files
         except ImportError:
             continue  # e.g. scipy.integrate.simps, gone from the harness's SciPy
     for name, value in list(namespace.items()):
@@ -315,8 +317,12 @@ def replay_tests(
             source = plan.solve if solving else plan.judge
             try:
                 replay.begin(plan.index)
-                code = compile(source, f"<test {plan.index + 1}>", "exec")  # inspect-evals-lint: ignore[host_code_execution] -- the benchmark's test snippets (verified files), rewritten by rewrite.py; model output reaches them only as data decoded by wire.decode
-                exec(code, namespace)  # inspect-evals-lint: ignore[host_code_execution] -- as above: benchmark code on decoded plain data
+                code = compile(
+                    source, f"<test {plan.index + 1}>", "exec"
+                )  # inspect-evals-lint: ignore[host_code_execution] -- the benchmark's test snippets (verified files), rewritten by rewrite.py; model output reaches them only as data decoded by wire.decode
+                exec(
+                    code, namespace
+                )  # inspect-evals-lint: ignore[host_code_execution] -- as above: benchmark code on decoded plain data
                 replay.end(plan.index)
             except Exception as exc:  # noqa: BLE001 - any failure fails this test
                 outcome.error = exc

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox.outcome import Outcome, read_regular_file, run_program
+from scievals.sandbox.outcome import Outcome, own_directory, read_regular_file, run_program
 from scievals.scicode.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
 from scievals.scicode.program import plans_for, step_program
@@ -257,8 +257,8 @@ async def _run_step(
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path)
-    async with queue().slot(step.step_id):
-        run = await execute(env, program, path, timeout)
+    async with queue().slot(step.step_id), own_directory(env) as box:
+        run = await execute(box, program, path, timeout)
     if callable(targets):
         targets = await anyio.to_thread.run_sync(targets)
     return judge(step, run, await judge_tests(problem, plans, run, targets), timeout)
