@@ -156,6 +156,22 @@ class Cgroups:
                     if match and entry.is_dir() and not pid_alive(int(match[1])):
                         Group((Path(entry.path),)).remove()
 
+    def sweep_empty_own(self) -> None:
+        """Remove this process's execution groups that hold no process: left when a supervisor
+        died between hand-over and acknowledgement (called when the zygote is replaced)."""
+        own = f"scievals-{os.getpid()}-"
+        for parent in {p for p in (self.memory, self.pids) if p is not None}:
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(parent):
+                    if not entry.name.startswith(own) or entry.name == f"{own}harness":
+                        continue
+                    try:
+                        empty = not (Path(entry.path) / "cgroup.procs").read_text().split()
+                    except OSError:
+                        continue
+                    if empty:
+                        Group((Path(entry.path),)).remove()
+
 
 def pid_alive(pid: int) -> bool:
     try:

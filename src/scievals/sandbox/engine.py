@@ -302,6 +302,7 @@ class Engine:
         if self._dir is not None:
             sampledir.remove_tree(self._dir)
             self._dir = None
+        self.enforced.cgroups.sweep_empty_own()
 
     def close(self) -> None:
         """Stop the zygote (running executions see the harness go and kill their trees)."""

@@ -46,9 +46,8 @@ def single_turn_prompt(
     problem: Problem, step: Step, previous_code: dict[str, str], background: bool
 ) -> str:
     """The official prompt for ``step``: earlier steps with the code used for them, then this one."""
-    index = problem.steps.index(step)
     lines: list[str] = []
-    for earlier in problem.steps[:index]:
+    for earlier in problem.earlier(step):
         lines += [_describe(earlier, background), previous_code.get(earlier.step_id, ""), "------"]
     next_step = [_describe(step, background), f"{step.function_header}\n\n{step.return_line}"]
     return single_turn_template(background).format(

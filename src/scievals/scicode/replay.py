@@ -274,10 +274,12 @@ def namespace_for(dependencies: str) -> tuple[dict[str, Any], set[str]]:
     """The trusted namespace a step's tests start from, and the names no record may bind."""
     namespace: dict[str, Any] = {"__builtins__": _quiet_builtins(), "__name__": "__main__"}
     for node in ast.parse(dependencies).body:
-        try:  # benchmark code: the problem's own import lines
-            exec(
-                compile(ast.Module([node], []), "<dependencies>", "exec"), namespace
-            )  # inspect-evals-lint: ignore[host_code_execution] -- the problem's import lines from the verified official files
+        try:
+            # The problem's import lines, from the verified official files.
+            code = compile(
+                ast.Module([node], []), "<dependencies>", "exec"
+            )  # inspect-evals-lint: ignore[host_code_execution] -- the problem's import lines (verified files)
+            exec(code, namespace)  # inspect-evals-lint: ignore[host_code_execution] -- as above
         except ImportError:
             continue  # e.g. scipy.integrate.simps, gone from the harness's SciPy
     for name, value in list(namespace.items()):
