@@ -6,10 +6,11 @@ import argparse
 import asyncio
 
 import pytest
-from sandbox_helpers import assert_no_leftovers, make_box, run
 
 from scievals.sandbox import describe, session
 from scievals.sandbox.engine import Engine, _is_fast, detect_mode
+
+from .sandbox_helpers import assert_no_leftovers, make_box, run
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ import json
 import os
 
 import pytest
-from sandbox_helpers import outcome, run
 
 from scievals.sandbox import describe
 from scievals.sandbox.cgroups import Cgroups
@@ -17,6 +16,8 @@ from scievals.sandbox.engine import Engine
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import run_program
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
+
+from .sandbox_helpers import outcome, run
 
 
 def test_describe_says_what_enforces_each_limit():

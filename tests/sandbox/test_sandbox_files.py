@@ -11,13 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import EMPTY_THE_DIRECTORY, assert_no_leftovers, make_box, outcome, run
 
 from scievals.sandbox import cgroups, sampledir
 from scievals.sandbox._zygote import MS_NOSUID, mount, umount
 from scievals.sandbox.engine import engine
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 from scievals.sandbox.outcome import read_regular_file
+
+from .sandbox_helpers import EMPTY_THE_DIRECTORY, assert_no_leftovers, make_box, outcome, run
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import SECRET, assert_no_leftovers, make_box, run
 
 from scievals.sandbox.engine import engine
+
+from .sandbox_helpers import SECRET, assert_no_leftovers, make_box, run
 
 pytestmark = pytest.mark.slow
 

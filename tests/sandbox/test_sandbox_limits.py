@@ -8,10 +8,11 @@ import os
 import time
 
 import pytest
-from sandbox_helpers import EMPTY_THE_DIRECTORY, assert_no_leftovers, make_box, outcome, run
 
 from scievals.sandbox.engine import engine
 from scievals.sandbox.outcome import run_program
+
+from .sandbox_helpers import EMPTY_THE_DIRECTORY, assert_no_leftovers, make_box, outcome, run
 
 pytestmark = pytest.mark.slow
 

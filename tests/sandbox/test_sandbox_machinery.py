@@ -14,12 +14,13 @@ import threading
 import time
 
 import pytest
-from sandbox_helpers import assert_no_leftovers, children, make_box, outcome, run
 
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox.engine import Channel, Request, SandboxError, engine, recv_msg, send_msg
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import run_program
+
+from .sandbox_helpers import assert_no_leftovers, children, make_box, outcome, run
 
 pytestmark = pytest.mark.slow
 

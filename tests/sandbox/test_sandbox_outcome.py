@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 from inspect_ai.util import ExecResult, OutputLimitExceededError
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
-from sandbox_helpers import run
 
 from scievals.sandbox.outcome import LIMITS, Outcome, run_program
+
+from .sandbox_helpers import run
 
 
 @pytest.fixture

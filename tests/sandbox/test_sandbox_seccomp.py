@@ -8,11 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
-from sandbox_helpers import assert_no_leftovers, make_box, outcome, run
 
 from scievals.sandbox import seccomp
 from scievals.sandbox.engine import engine
 from scievals.sandbox.outcome import run_program
+
+from .sandbox_helpers import assert_no_leftovers, make_box, outcome, run
 
 pytestmark = pytest.mark.slow
 

@@ -21,10 +21,10 @@ from inspect_ai.util import (
     OutputLimitExceededError,
     SandboxEnvironment,
     SandboxEnvironmentConfigType,
+    SandboxEnvironmentLimits,
+    SandboxUserUnsupportedError,
     sandboxenv,
 )
-from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
-from inspect_ai.util._sandbox.limits import SandboxEnvironmentLimits
 from pydantic import BaseModel
 
 from scievals.sandbox import sampledir

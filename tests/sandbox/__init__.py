@@ -1,0 +1,1 @@
+"""The sandbox provider: isolation, limits, hostile programs, machinery failures."""
