@@ -11,7 +11,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 # A slice chosen to finish in minutes on 2 cores: short SciCode dev problems (1, 4 and 19: four
 # steps), and the first problems of one SciBench book in the paper's zero-shot setting. Small
@@ -71,12 +76,35 @@ def run_main_job(
     for section in build_sections(runs):
         print(f"\n## {section.benchmark}\n")
         print(to_markdown(section.tables[0]))
+    model, wall = model_seconds(logs)
+    if wall:
+        print(
+            f"\nHarness overhead: {wall - model:.1f} s of {wall:.1f} s wall time not spent in "
+            f"model calls ({100 * (wall - model) / wall:.1f}%, from the logs' model events)"
+        )
     minutes = (time.monotonic() - started) / 60
     print(
         f"\nDone in {minutes:.1f} min. Logs: {log_dir} (open them with: inspect view --log-dir {log_dir})"
     )
     print(f"Report: {out / 'report.html'}")
     return written
+
+
+def model_seconds(logs: list[EvalLog]) -> tuple[float, float]:
+    """Seconds spent in model calls and wall seconds of the evals (one connection: the calls
+    are sequential, so the rest is the harness's own time: prompts, grading, logging)."""
+    from inspect_ai.event import ModelEvent
+
+    model = wall = 0.0
+    for log in logs:
+        if log.stats.started_at and log.stats.completed_at:
+            started, ended = (
+                datetime.fromisoformat(t) for t in (log.stats.started_at, log.stats.completed_at)
+            )
+            wall += (ended - started).total_seconds()
+        for sample in log.samples or []:
+            model += sum(e.working_time or 0.0 for e in sample.events if isinstance(e, ModelEvent))
+    return model, wall
 
 
 def _cmd_run(ns: argparse.Namespace) -> int:
