@@ -251,14 +251,17 @@ async def _run_step(
     targets: list[Any] | Callable[[], list[Any]],
     timeout: int,
 ) -> StepVerdict:
-    static = await anyio.to_thread.run_sync(static_failure, problem, step, codes)
-    if static is not None:
-        return StepVerdict(step.step_id, False, *static)
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path)
-    async with queue().slot(step.step_id), own_directory(env) as box:
-        run = await execute(box, program, path, timeout)
+    # The slot is asked for before anything awaits, so that every step submitted together is
+    # in the queue when it chooses the longest.
+    async with queue().slot(step.step_id):
+        static = await anyio.to_thread.run_sync(static_failure, problem, step, codes)
+        if static is not None:
+            return StepVerdict(step.step_id, False, *static)
+        async with own_directory(env) as box:
+            run = await execute(box, program, path, timeout)
     if callable(targets):
         targets = await anyio.to_thread.run_sync(targets)
     return judge(step, run, await judge_tests(problem, plans, run, targets), timeout)
