@@ -37,6 +37,11 @@ def box():
 @pytest.fixture(autouse=True)
 def healthy_after(box):
     yield
+    # Killing the idle standby leaves its two empty cgroups until the zygote is replaced or the
+    # next engine starts (docs/sandbox.md, "What is not closed"); these tests kill supervisors
+    # at random moments, so they remove such groups (older than the standby's set-up) first.
+    time.sleep(0.6)
+    engine().enforced.cgroups.sweep_empty_own(min_age=0.5)
     assert_no_leftovers()
     res = outcome(box, "print('next')")
     assert (res.returncode, res.stdout, res.infrastructure) == (0, "next\n", None)

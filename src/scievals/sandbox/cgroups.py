@@ -156,10 +156,12 @@ class Cgroups:
                     if match and entry.is_dir() and not pid_alive(int(match[1])):
                         Group((Path(entry.path),)).remove()
 
-    def sweep_empty_own(self) -> None:
-        """Remove this process's execution groups that hold no process: left when a supervisor
-        died between hand-over and acknowledgement (called when the zygote is replaced)."""
+    def sweep_empty_own(self, min_age: float = 0.0) -> None:
+        """Remove this process's execution groups that hold no process and are older than
+        ``min_age`` seconds: left when a supervisor (or the idle standby) was killed before it
+        answered. Called when the zygote is replaced, when no standby is being prepared."""
         own = f"scievals-{os.getpid()}-"
+        now = time.time()
         for parent in {p for p in (self.memory, self.pids) if p is not None}:
             with contextlib.suppress(OSError):
                 for entry in os.scandir(parent):
@@ -167,9 +169,10 @@ class Cgroups:
                         continue
                     try:
                         empty = not (Path(entry.path) / "cgroup.procs").read_text().split()
+                        old = now - entry.stat().st_mtime >= min_age
                     except OSError:
                         continue
-                    if empty:
+                    if empty and old:
                         Group((Path(entry.path),)).remove()
 
 
