@@ -26,6 +26,14 @@ for p in os.listdir():
 """
 
 
+def module_box(**config):
+    """A sandbox for one test module: made, yielded, removed (use as a fixture generator)."""
+    sb = make_box(**config)
+    yield sb
+    sb.cleanup()
+    assert not sb.directory.exists()
+
+
 def run(coro):
     return asyncio.run(coro)
 

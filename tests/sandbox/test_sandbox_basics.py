@@ -10,7 +10,7 @@ import pytest
 from scievals.sandbox import describe, session
 from scievals.sandbox.engine import Engine, _is_fast, detect_mode
 
-from .sandbox_helpers import assert_no_leftovers, make_box, run
+from .sandbox_helpers import assert_no_leftovers, module_box, run
 
 
 @pytest.mark.parametrize(
@@ -64,9 +64,7 @@ def test_unknown_mode_is_an_error():
 
 @pytest.fixture(scope="module")
 def box():
-    sb = make_box()
-    yield sb
-    sb.cleanup()
+    yield from module_box()
 
 
 def py(box, code, *args, **kw):

@@ -18,16 +18,21 @@ from scievals.sandbox.engine import engine
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 from scievals.sandbox.outcome import read_regular_file
 
-from .sandbox_helpers import EMPTY_THE_DIRECTORY, assert_no_leftovers, make_box, outcome, run
+from .sandbox_helpers import (
+    EMPTY_THE_DIRECTORY,
+    assert_no_leftovers,
+    make_box,
+    module_box,
+    outcome,
+    run,
+)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def box():
-    sb = make_box()
-    yield sb
-    sb.cleanup()
+    yield from module_box()
 
 
 @pytest.fixture(autouse=True)

@@ -14,17 +14,14 @@ import pytest
 
 from scievals.sandbox.engine import engine
 
-from .sandbox_helpers import SECRET, assert_no_leftovers, make_box, run
+from .sandbox_helpers import SECRET, assert_no_leftovers, make_box, module_box, run
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def box():
-    sb = make_box()
-    yield sb
-    sb.cleanup()
-    assert not sb.directory.exists()
+    yield from module_box()
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,14 @@ import pytest
 from scievals.sandbox.engine import engine
 from scievals.sandbox.outcome import run_program
 
-from .sandbox_helpers import EMPTY_THE_DIRECTORY, assert_no_leftovers, make_box, outcome, run
+from .sandbox_helpers import (
+    EMPTY_THE_DIRECTORY,
+    assert_no_leftovers,
+    make_box,
+    module_box,
+    outcome,
+    run,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -23,10 +30,7 @@ SMALL = {"memory_gib": 0.5, "disk_mib": 64, "inodes": 2000, "tmp_mib": 32}
 def box():
     if engine().enforced.cgroups.memory is None:
         pytest.skip("no memory cgroup on this host (describe()['enforced'] says why)")
-    sb = make_box(**SMALL)
-    yield sb
-    sb.cleanup()
-    assert not sb.directory.exists()
+    yield from module_box(**SMALL)
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,7 @@ from scievals.sandbox.engine import Channel, Request, SandboxError, engine, recv
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import run_program
 
-from .sandbox_helpers import assert_no_leftovers, children, make_box, outcome, run
+from .sandbox_helpers import assert_no_leftovers, children, module_box, outcome, run
 
 pytestmark = pytest.mark.slow
 
@@ -29,9 +29,7 @@ SLOW = "import time; time.sleep(1.5); print('done')"
 
 @pytest.fixture(scope="module")
 def box():
-    sb = make_box()
-    yield sb
-    sb.cleanup()
+    yield from module_box()
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from scievals.sandbox import seccomp
 from scievals.sandbox.engine import engine
 from scievals.sandbox.outcome import run_program
 
-from .sandbox_helpers import assert_no_leftovers, make_box, outcome, run
+from .sandbox_helpers import assert_no_leftovers, module_box, outcome, run
 
 pytestmark = pytest.mark.slow
 
@@ -28,9 +28,7 @@ SYS = {
 def box():
     if engine().enforced.seccomp is None:
         pytest.skip(f"seccomp unavailable here: {engine().enforced.seccomp_note}")
-    sb = make_box()
-    yield sb
-    sb.cleanup()
+    yield from module_box()
 
 
 @pytest.fixture(autouse=True)

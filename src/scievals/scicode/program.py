@@ -33,6 +33,15 @@ def _source(module: str) -> str:
     return resources.files("scievals.scicode").joinpath(f"{module}.py").read_text("utf-8")
 
 
+@cache
+def _shipped_sources() -> str:
+    """The recorder's sources as one assignment (the same text for every step program)."""
+    return (
+        "WIRE, COMPARE, RECORDER = "
+        f"{_source('wire')!r}, {_source('compare')!r}, {_source('recorder')!r}\n"
+    )
+
+
 def recorder_prelude(record_path: str) -> str:
     """The code that installs the recorder, writing events to ``record_path`` (relative)."""
     return (
@@ -43,8 +52,7 @@ def recorder_prelude(record_path: str) -> str:
         "        exec(compile(source, '<scievals ' + name + '>', 'exec'), spaces[name])\n"
         "    return spaces['recorder']['install'](\n"
         f"        {record_path!r}, spaces['wire'], spaces['compare']['HELPERS'])\n"
-        "WIRE, COMPARE, RECORDER = "
-        f"{_source('wire')!r}, {_source('compare')!r}, {_source('recorder')!r}\n"
+        f"{_shipped_sources()}"
         f"{HOOKS} = __scievals_boot__()\n"
         "del __scievals_boot__, WIRE, COMPARE, RECORDER\n"
     )
