@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval
 from inspect_ai.log import EvalLog
+from scibench.scibench_helpers import DATA, needs_data
 
 import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
 from scievals.scibench.task import scibench
@@ -19,18 +20,11 @@ from scievals.scicode.task import scicode
 
 from .test_local_eval import HAVE_LLAMA, MODEL, served
 
-SCIBENCH_DATA = (
-    Path(
-        os.environ.get(
-            "SCIEVALS_TEST_SCIBENCH",
-            Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scibench",
-        )
-    )
-    / "main"
-)
+SCIBENCH_DATA = DATA / "main"
 
 pytestmark = [
     pytest.mark.slow,
+    needs_data,
     pytest.mark.skipif(
         not HAVE_LLAMA and not os.environ.get("CI"),
         reason="llama-cpp-python is not installed (scripts/build_llama.sh builds it)",
