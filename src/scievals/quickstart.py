@@ -74,7 +74,7 @@ def run_main_job(
             max_tokens=tokens("scibench"),
             **common,
         )
-    except (InputError, ArtifactError) as exc:
+    except (InputError, ArtifactError, FileNotFoundError) as exc:
         skipped.append("scibench")
         _say(f"scibench did not run: {exc}")
     failed = [log for log in logs if log.status != "success"]
