@@ -1,4 +1,4 @@
-"""``scievals sandbox setup`` and ``scievals sandbox status``."""
+"""``scievals sandbox setup``, ``scievals sandbox status`` and ``scievals sandbox image``."""
 
 from __future__ import annotations
 
@@ -44,8 +44,31 @@ def _status(ns: argparse.Namespace) -> int:
     return 0
 
 
+def _image(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from scievals.inputs import InputError
+    from scievals.sandbox.image import build_image, compose_text, k8s_values_text
+    from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
+
+    runtimes = check_runtimes(ns.runtime or [DEFAULT_RUNTIME])
+    if ns.tag and len(runtimes) > 1:
+        raise InputError("--tag names one image: give one --runtime with it")
+    images = {name: build_image(name, ns.base, ns.tag) for name in runtimes}
+    for image in images.values():
+        print(json.dumps(image.record()))
+    if ns.compose:
+        tags = {name: image.tag for name, image in images.items()}
+        Path(ns.compose).write_text(compose_text(runtimes, tags))
+        print(f"compose file: {ns.compose} (--sandbox docker:{ns.compose})")
+    if ns.k8s_values:
+        Path(ns.k8s_values).write_text(k8s_values_text(runtimes, ns.registry))
+        print(f"k8s values: {ns.k8s_values} (push the images to {ns.registry} first)")
+    return 0
+
+
 def register(groups: dict) -> None:
-    """Add ``sandbox setup`` and ``sandbox status`` under the root command."""
+    """Add ``sandbox setup``, ``sandbox status`` and ``sandbox image`` under the root command."""
     sandbox = groups["root"].add_parser("sandbox", help="the code-execution sandbox")
     sub = sandbox.add_subparsers(dest="sandbox_command", required=True)
     setup = sub.add_parser("setup", help="build the pinned scoring runtime and check isolation")
@@ -53,3 +76,29 @@ def register(groups: dict) -> None:
     status = sub.add_parser("status", help="isolation mode, runtime and limits")
     status.add_argument("--json", action="store_true", help="print describe() as JSON")
     status.set_defaults(func=_status)
+    image = sub.add_parser(
+        "image",
+        help="build the scoring runtime images for Docker and Kubernetes (offline build)",
+        description="Wheels are fetched and verified on the host; nothing is fetched in the "
+        "build. An image whose pins and base are unchanged is reused.",
+    )
+    image.add_argument(
+        "--runtime", action="append", help="a runtime to build (repeat; default: 2024)"
+    )
+    image.add_argument(
+        "--base",
+        default=None,
+        help="base image with python 3.11 (default: python:3.11-slim-bookworm, else one made "
+        "from Debian packages)",
+    )
+    image.add_argument("--tag", default=None, help="image name (default: scievals-runtime:NAME)")
+    image.add_argument(
+        "--compose", default=None, help="also write a compose file for these runtimes"
+    )
+    image.add_argument(
+        "--k8s-values", default=None, help="also write Helm values for the k8s sandbox"
+    )
+    image.add_argument(
+        "--registry", default="registry.example.org", help="where the k8s values pull images from"
+    )
+    image.set_defaults(func=_image)
