@@ -1,11 +1,21 @@
-"""Intervals and paired tests for pass/fail outcomes, as pure functions, for both benchmarks.
+"""Intervals and paired tests for pass/fail outcomes, for both benchmarks, the report and the tasks.
 
-Every interval we compute (the report's, ``scievals grade``'s) comes from here, so each rule is
-small enough to check by hand:
-Wilson for one run of independent units, a bootstrap over problems when units cluster (the steps
-of one SciCode problem), mean ± stderr with a t interval over epochs, and for two runs on the same
-units a paired bootstrap of the difference with an exact McNemar test. Bootstraps use a fixed seed
-so a report is reproducible.
+One rule for every rate: units (a SciBench problem, a SciCode main problem, a SciCode step; each
+epoch of each) belong to clusters (the problem they come from), and the 95% interval is the exact
+Clopper-Pearson interval at the clusters' effective sample size (Korn and Graubard, 1998):
+
+- every cluster one unit (one epoch of independent problems): plain Clopper-Pearson on k of n;
+- otherwise n_eff = p(1 - p) / se^2 from the clustered standard error (Inspect's
+  ``stderr(cluster=...)``), times (z / t_{C-1})^2 for the few-cluster uncertainty of se, capped
+  at the unit count and floored at the Kish count (sum m)^2 / sum m^2, the effective size when
+  every cluster passes or fails as one. At 0% and 100% (and with one cluster) nothing tells the
+  correlation, so the floor is used: the interval stays wide instead of collapsing.
+
+Paired differences (B - A on shared units) combine the intervals of the two discordance rates
+(units gained, units lost), each by the rule above, with Zou and Donner's MOVER. Why these and not
+Wilson or a bootstrap: ``docs/statistics.md``; coverage is checked by simulation in
+``tests/report/test_coverage.py``. Functions take arrays (clusters on the last axis) so that the
+simulation runs the very same code, vectorised.
 """
 
 from __future__ import annotations
@@ -18,12 +28,15 @@ from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.stats import beta
 from scipy.stats import t as student_t
 
 LEVEL = 0.95
-Z = NormalDist().inv_cdf(0.5 + LEVEL / 2)
-BOOTSTRAP_SAMPLES = 2000
-SEED = 20240601
+ALPHA = 1 - LEVEL
+Z = NormalDist().inv_cdf(1 - ALPHA / 2)
+
+Array = NDArray[np.float64]
 
 
 class Outcome(NamedTuple):
@@ -37,15 +50,16 @@ class Outcome(NamedTuple):
 
 @dataclass(frozen=True)
 class Estimate:
-    """A rate with its 95% interval (fractions, not percent) and how the interval was made."""
+    """A rate with its 95% interval (fractions, not percent)."""
 
     value: float
     lo: float
     hi: float
-    n: int  # units per epoch (mean over epochs when they differ)
-    method: str  # "wilson" | "bootstrap" | "epochs"
-    epochs: int = 1
-    se: float | None = None  # standard error over epochs; None for one epoch
+    n: int  # units per epoch (a mean when epochs differ)
+    epochs: int
+    clusters: int
+    se: float  # clustered standard error, as Inspect's stderr(cluster=...) computes it
+    n_eff: float  # the effective sample size the interval was computed at
 
 
 @dataclass(frozen=True)
@@ -65,42 +79,88 @@ class Paired:
     gained_units: list[str] = field(default_factory=list)
 
 
-def wilson(k: float, n: int, z: float = Z) -> tuple[float, float]:
-    """Wilson score interval for k successes of n; behaves at 0 and n, unlike the normal one."""
-    if n <= 0:
-        return (math.nan, math.nan)
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # The interval holds p; at k = 0 or n rounding alone could put a bound a hair past it.
-    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
+def clopper_pearson(k: ArrayLike, n: ArrayLike) -> tuple[Array, Array]:
+    """Exact binomial interval for k of n; k and n may be fractional (an effective count)."""
+    k_a, n_a = np.broadcast_arrays(np.asarray(k, float), np.asarray(n, float))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lo = np.where(k_a <= 0, 0.0, beta.ppf(ALPHA / 2, k_a, n_a - k_a + 1))
+        hi = np.where(k_a >= n_a, 1.0, beta.ppf(1 - ALPHA / 2, k_a + 1, n_a - k_a))
+    return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
-def bootstrap_ratio(
-    num: Sequence[float],
-    den: Sequence[float],
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = SEED,
-) -> tuple[float, float]:
-    """Percentile interval of sum(num)/sum(den) when whole clusters (problems) are resampled."""
-    num_a, den_a = np.asarray(num, float), np.asarray(den, float)
-    if len(num_a) == 0:
-        return (math.nan, math.nan)
-    idx = np.random.default_rng(seed).integers(0, len(num_a), size=(samples, len(num_a)))
-    ratios = num_a[idx].sum(axis=1) / den_a[idx].sum(axis=1)
-    lo, hi = np.quantile(ratios, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    return (float(lo), float(hi))
+def clustered_se(sums: ArrayLike, sizes: ArrayLike) -> Array:
+    """Standard error of the ratio sum(sums)/sum(sizes) over clusters (last axis).
+
+    The same number as Inspect's ``stderr(cluster=...)`` over the units: the squared deviations
+    of each cluster's sum from its expected share, times C / (C - 1); 0 for one cluster.
+    """
+    s, m = np.broadcast_arrays(np.asarray(sums, float), np.asarray(sizes, float))
+    total = m.sum(axis=-1)
+    c = s.shape[-1]
+    if c < 2:
+        return np.zeros(total.shape)
+    p = s.sum(axis=-1) / total
+    resid = ((s - p[..., None] * m) ** 2).sum(axis=-1)
+    return np.sqrt(resid * c / (c - 1)) / total
 
 
-def epochs_interval(per_epoch: Sequence[float]) -> tuple[float, float, float, float]:
-    """Mean, stderr and t interval of one rate measured once per epoch (k >= 2)."""
-    values = np.asarray(per_epoch, float)
-    k = len(values)
-    mean = float(values.mean())
-    se = float(values.std(ddof=1) / math.sqrt(k))
-    half = float(student_t.ppf(0.5 + LEVEL / 2, k - 1)) * se
-    return (mean, se, max(0.0, mean - half), min(1.0, mean + half))
+def effective_n(p: ArrayLike, se: ArrayLike, df: ArrayLike, sizes: ArrayLike) -> Array:
+    """The sample size at which a binomial has the observed precision (see the module doc)."""
+    m = np.asarray(sizes, float)
+    p_a, se_a = np.asarray(p, float), np.asarray(se, float)
+    total, c = m.sum(axis=-1), m.shape[-1]
+    if np.all(m == 1):
+        return np.broadcast_to(total, p_a.shape).astype(float)
+    kish = total**2 / (m**2).sum(axis=-1)
+    if c < 2:
+        return np.broadcast_to(kish, p_a.shape).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df_factor = (Z / student_t.ppf(1 - ALPHA / 2, np.clip(df, 1, c - 1))) ** 2
+        raw = np.minimum(total, p_a * (1 - p_a) / se_a**2) * df_factor
+    informative = (p_a > 0) & (p_a < 1) & (se_a > 0)
+    return np.where(informative, np.maximum(kish, raw), kish)
+
+
+def rate_interval(sums: ArrayLike, sizes: ArrayLike) -> tuple[Array, Array, Array, Array, Array]:
+    """(rate, se, lo, hi, n_eff) of clustered pass/fail outcomes, clusters on the last axis."""
+    s, m = np.broadcast_arrays(np.asarray(sums, float), np.asarray(sizes, float))
+    p = s.sum(axis=-1) / m.sum(axis=-1)
+    se = clustered_se(s, m)
+    resid2 = (s - p[..., None] * m) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = resid2.sum(axis=-1) ** 2 / (resid2**2).sum(axis=-1)
+    n_eff = effective_n(p, se, np.nan_to_num(df, nan=1.0), m)
+    lo, hi = clopper_pearson(p * n_eff, n_eff)
+    return p, se, np.minimum(lo, p), np.maximum(hi, p), n_eff
+
+
+def _correlation(x: Array, y: Array, m: Array) -> Array:
+    """Correlation of the two ratio estimators sum(x)/sum(m) and sum(y)/sum(m) over clusters."""
+    total = m.sum(axis=-1)
+    rx = x - (x.sum(axis=-1) / total)[..., None] * m
+    ry = y - (y.sum(axis=-1) / total)[..., None] * m
+    cov, vx, vy = ((rx * ry).sum(axis=-1), (rx**2).sum(axis=-1), (ry**2).sum(axis=-1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = cov / np.sqrt(vx * vy)
+    return np.clip(np.where((vx > 0) & (vy > 0), r, 0.0), -1.0, 1.0)
+
+
+def difference_interval(
+    gained: ArrayLike, lost: ArrayLike, sizes: ArrayLike
+) -> tuple[Array, Array, Array]:
+    """(B - A, lo, hi) from per-cluster sums of units gained and lost: MOVER on the two rates."""
+    g, loss, m = np.broadcast_arrays(*(np.asarray(v, float) for v in (gained, lost, sizes)))
+    pg, _, g_lo, g_hi, _ = rate_interval(g, m)
+    pl, _, l_lo, l_hi, _ = rate_interval(loss, m)
+    r = _correlation(g, loss, m)
+
+    def spread(x: Array, y: Array) -> Array:
+        return np.sqrt(np.maximum(x**2 + y**2 - 2 * r * x * y, 0.0))
+
+    diff = pg - pl
+    lo = diff - spread(pg - g_lo, l_hi - pl)
+    hi = diff + spread(g_hi - pg, pl - l_lo)
+    return diff, np.maximum(lo, -1.0), np.minimum(hi, 1.0)
 
 
 def mcnemar_exact(lost: int, gained: int) -> float:
@@ -112,58 +172,49 @@ def mcnemar_exact(lost: int, gained: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def _clusters(outcomes: Iterable[Outcome]) -> tuple[list[float], list[float]]:
-    """Per cluster: the summed value and the unit count."""
+def _by_cluster(outcomes: Iterable[Outcome]) -> tuple[Array, Array]:
+    """Per cluster (sorted): the summed value and the unit count, all epochs together."""
     num: dict[str, float] = defaultdict(float)
     den: dict[str, int] = defaultdict(int)
     for o in outcomes:
         num[o.cluster] += o.value
         den[o.cluster] += 1
     keys = sorted(num)
-    return [num[k] for k in keys], [den[k] for k in keys]
+    return np.array([num[k] for k in keys]), np.array([den[k] for k in keys], float)
 
 
 def estimate(outcomes: Sequence[Outcome]) -> Estimate | None:
-    """The rate of one run with its interval; None when nothing was scored.
+    """The rate of one run with its 95% interval; None when nothing was scored.
 
-    One epoch: Wilson when every unit is its own cluster, else a bootstrap over clusters (steps
-    of one problem pass or fail together, so treating them as independent would be too narrow).
-    Several epochs: the rate per epoch, then mean ± stderr with a t interval.
+    Epochs are units of the same cluster (the problem), so the interval speaks for problems like
+    these, not only for these problems re-run; the rate equals Inspect's (epochs reduced by mean).
     """
     if not outcomes:
         return None
-    by_epoch: dict[int, list[Outcome]] = defaultdict(list)
-    for o in outcomes:
-        by_epoch[o.epoch].append(o)
-    if len(by_epoch) > 1:
-        rates = [sum(o.value for o in os) / len(os) for _, os in sorted(by_epoch.items())]
-        mean, se, lo, hi = epochs_interval(rates)
-        n = round(len(outcomes) / len(by_epoch))
-        return Estimate(mean, lo, hi, n, "epochs", len(by_epoch), se)
-    n = len(outcomes)
-    k = sum(o.value for o in outcomes)
-    num, den = _clusters(outcomes)
-    if len(num) == n:
-        lo, hi = wilson(k, n)
-        return Estimate(k / n, lo, hi, n, "wilson")
-    lo, hi = bootstrap_ratio(num, den)
-    return Estimate(k / n, lo, hi, n, "bootstrap")
+    sums, sizes = _by_cluster(outcomes)
+    p, se, lo, hi, n_eff = rate_interval(sums, sizes)
+    epochs = len({o.epoch for o in outcomes})
+    return Estimate(
+        value=float(p),
+        lo=float(lo),
+        hi=float(hi),
+        n=round(len(outcomes) / epochs),
+        epochs=epochs,
+        clusters=len(sums),
+        se=float(se),
+        n_eff=float(n_eff),
+    )
 
 
 def _label(o: Outcome, epochs: int) -> str:
     return o.unit if epochs == 1 else f"{o.unit}#{o.epoch}"
 
 
-def paired(
-    a: Sequence[Outcome],
-    b: Sequence[Outcome],
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = SEED,
-) -> Paired | None:
+def paired(a: Sequence[Outcome], b: Sequence[Outcome]) -> Paired | None:
     """Compare two runs on the (epoch, unit) pairs both scored; None when they share none.
 
-    The interval resamples clusters (problems) with their pairs, so it stays honest for steps;
-    McNemar counts a unit as passed only at value 1.
+    The interval clusters by problem like ``estimate``; McNemar counts a unit as passed only at
+    value 1 and treats units as independent (exact for problems, optimistic for steps).
     """
     a_by = {(o.epoch, o.unit): o for o in a}
     b_by = {(o.epoch, o.unit): o for o in b}
@@ -171,34 +222,31 @@ def paired(
     if not keys:
         return None
     epochs = len({k[0] for k in keys})
-    a_num: dict[str, float] = defaultdict(float)
-    b_num: dict[str, float] = defaultdict(float)
-    den: dict[str, int] = defaultdict(int)
+    # per cluster: A's sum, B's sum, units gained, units lost, units
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0] * 5)
     lost_units, gained_units = [], []
     for key in keys:
         oa, ob = a_by[key], b_by[key]
-        a_num[oa.cluster] += oa.value
-        b_num[oa.cluster] += ob.value
-        den[oa.cluster] += 1
+        row = sums[oa.cluster]
+        row[0] += oa.value
+        row[1] += ob.value
+        row[2] += max(ob.value - oa.value, 0.0)
+        row[3] += max(oa.value - ob.value, 0.0)
+        row[4] += 1
         pass_a, pass_b = oa.value >= 1.0, ob.value >= 1.0
         if pass_a and not pass_b:
             lost_units.append(_label(oa, epochs))
         elif pass_b and not pass_a:
             gained_units.append(_label(oa, epochs))
-    clusters = sorted(den)
-    an = np.array([a_num[c] for c in clusters])
-    bn = np.array([b_num[c] for c in clusters])
-    dn = np.array([den[c] for c in clusters], float)
-    idx = np.random.default_rng(seed).integers(0, len(clusters), size=(samples, len(clusters)))
-    diffs = (bn[idx].sum(axis=1) - an[idx].sum(axis=1)) / dn[idx].sum(axis=1)
-    lo, hi = np.quantile(diffs, [(1 - LEVEL) / 2, (1 + LEVEL) / 2])
-    total = float(dn.sum())
-    a_rate, b_rate = float(an.sum()) / total, float(bn.sum()) / total
+    clusters = sorted(sums)
+    table = np.array([sums[c] for c in clusters])
+    diff, lo, hi = difference_interval(table[:, 2], table[:, 3], table[:, 4])
+    total = float(table[:, 4].sum())
     return Paired(
         n=len(keys),
-        a=a_rate,
-        b=b_rate,
-        diff=b_rate - a_rate,
+        a=float(table[:, 0].sum()) / total,
+        b=float(table[:, 1].sum()) / total,
+        diff=float(diff),
         lo=float(lo),
         hi=float(hi),
         lost=len(lost_units),

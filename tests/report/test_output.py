@@ -79,7 +79,7 @@ def test_html_holds_the_tables(html_report: Path) -> None:
         "scibench_flips",
     ):
         assert f'id="{key}"' in page
-    assert '<td class="num">50.0 [15.0, 85.0]</td>' in page
+    assert '<td class="num">50.0 [6.8, 93.2]</td>' in page
     assert page.index("<h2>scicode</h2>") < page.index("<h2>scibench</h2>")
 
 
@@ -87,7 +87,7 @@ def test_markdown_links_its_pngs(html_report: Path) -> None:
     md = (html_report / "report.md").read_text(encoding="utf-8")
     assert "| r1 | mockllm/alpha | scicode |" in md
     assert "![scicode: runs compared](scicode_runs.png)" in md
-    assert "\\<" not in md and "| 50.0 [15.0, 85.0] | 2/4 |" in md
+    assert "\\<" not in md and "| 50.0 [6.8, 93.2] | 2/4 |" in md
 
 
 def test_csv_tables_keep_interval_bounds_apart(logs: Logs, tmp_path: Path) -> None:
@@ -110,11 +110,12 @@ def test_csv_tables_keep_interval_bounds_apart(logs: Logs, tmp_path: Path) -> No
     r1, r2 = rows[0], rows[1]
     assert (r1["main problems %"], r1["main problems % lo"], r1["main problems % hi"]) == (
         "50.0000",
-        "15.0039",
-        "84.9961",
-    )  # Wilson(2, 4)
-    assert (r2["main problems %"], r2["main problems % se"]) == ("37.5000", "12.5000")
-    assert r1["main problems % se"] == ""
+        "6.7586",
+        "93.2414",
+    )  # exact, 2 of 4
+    assert r1["main problems % se"] == "28.8675"  # sqrt(1/4 * 4/3) / 2: Inspect's stderr
+    # two epochs, problems the clusters: solved 1, 2, 0, 0 of 2 each
+    assert (r2["main problems %"], r2["main problems % se"]) == ("37.5000", "23.9357")
     comp = list(csv.DictReader(io.StringIO((tmp_path / "scibench_comparisons.csv").read_text())))
     assert comp[0]["B - A (points) [95% CI]"] == "-16.6667"
     assert float(comp[1]["McNemar p"]) == 0.625

@@ -13,7 +13,7 @@ from scievals.report.build import Section, build_sections, default_pairs
 from scievals.report.load import Run, load_runs
 from scievals.report.published import REFERENCES, matches, references_for
 from scievals.report.tables import Table, text
-from scievals.stats import bootstrap_ratio
+from scievals.stats import clopper_pearson, rate_interval
 
 from .conftest import Logs
 
@@ -38,6 +38,17 @@ def row(t: Table, first: str, second: str | None = None) -> dict[str, str]:
         if text(r[0]) == first and (second is None or text(r[1]) == second):
             return dict(zip(t.columns, (text(c) for c in r), strict=True))
     raise KeyError(first)
+
+
+def pct(sums: list[float], sizes: list[float]) -> str:
+    """The cell the report should print for these per-problem sums (stats is tested apart)."""
+    p, _, lo, hi, _ = rate_interval(sums, sizes)
+    return f"{100 * float(p):.1f} [{100 * float(lo):.1f}, {100 * float(hi):.1f}]"
+
+
+def cp(k: int, n: int) -> str:
+    lo, hi = clopper_pearson(k, n)
+    return f"{100 * k / n:.1f} [{100 * float(lo):.1f}, {100 * float(hi):.1f}]"
 
 
 def test_runs_are_read_from_the_log_api(logs: Logs, loaded: tuple[list[Run], list[str]]) -> None:
@@ -72,24 +83,24 @@ def test_scicode_results(sections: dict[str, Section]) -> None:
     }
     r1 = row(t, "r1")
     assert r1 == r1 | protocol | {"background": "no", "sandbox": "local", "epochs": "1"}
-    # main: 2 of 4 solved (1, 10); Wilson(2, 4) = [15.0, 85.0]
-    assert (r1["main problems %"], r1["main passed"]) == ("50.0 [15.0, 85.0]", "2/4")
+    # main: 2 of 4 solved (1, 10); exact interval [6.8, 93.2]
+    assert (r1["main problems %"], r1["main passed"]) == ("50.0 [6.8, 93.2]", "2/4")
     # steps: 4 of 8; clusters (sorted ids 1, 10, 2, 77) passed 2, 1, 1, 0 of 2, 1, 3, 2
-    lo, hi = bootstrap_ratio([2, 1, 1, 0], [2, 1, 3, 2])
-    assert r1["subproblems (steps) %"] == f"50.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert r1["subproblems (steps) %"] == pct([2, 1, 1, 0], [2, 1, 3, 2])
     assert r1["sub passed"] == "4/8"
 
     r2 = row(t, "r2")
     assert r2 == r2 | protocol | {"background": "yes", "sandbox": "<local & unsafe>", "epochs": "2"}
-    # main per epoch 2/4, 1/4: mean 37.5, se 12.5, t(1) interval clipped to [0, 100]
-    assert (r2["main problems %"], r2["main passed"]) == ("37.5 ± 12.5 [0.0, 100.0]", "1.5/4")
-    # steps per epoch 4/8, 3/8: mean 43.75, se 6.25
-    assert (r2["subproblems (steps) %"], r2["sub passed"]) == ("43.8 ± 6.2 [0.0, 100.0]", "3.5/8")
+    # two epochs: each problem one cluster of its epochs; main solved 1: 1 of 2, 10: 2 of 2
+    assert (r2["main problems %"], r2["main passed"]) == (pct([1, 2, 0, 0], [2] * 4), "1.5/4")
+    assert r2["main problems %"].startswith("37.5 [")
+    # steps: 1 passed 3 of 4, 10: 2 of 2, 2: 2 of 6, 77: 0 of 4
+    assert r2["subproblems (steps) %"] == pct([3, 2, 2, 0], [4, 2, 6, 4])
+    assert r2["sub passed"] == "3.5/8"
 
     r3 = row(t, "r3")
-    assert (r3["main problems %"], r3["main passed"]) == ("50.0 [15.0, 85.0]", "2/4")
-    lo, hi = bootstrap_ratio([1, 1, 3, 1], [2, 1, 3, 2])
-    assert r3["subproblems (steps) %"] == f"75.0 [{100 * lo:.1f}, {100 * hi:.1f}]"
+    assert (r3["main problems %"], r3["main passed"]) == (cp(2, 4), "2/4")
+    assert r3["subproblems (steps) %"] == pct([1, 1, 3, 1], [2, 1, 3, 2])
     assert r3["sub passed"] == "6/8"
 
 
@@ -151,9 +162,10 @@ def test_scicode_comparisons_and_flips(sections: dict[str, Section]) -> None:
     assert s13["B - A (points) [95% CI]"].startswith("+25.0 [")
     # r2 has two epochs; only epoch 1 pairs with r1, and it is identical
     m12 = by[("main problems", "r1", "r2")]
+    bound = 100 * float(clopper_pearson(0, 4)[1])  # no flip in 4: neither rate exceeds CP(0, 4)
     assert (m12["pairs"], m12["B - A (points) [95% CI]"], m12["McNemar p"]) == (
         "4",
-        "+0.0 [+0.0, +0.0]",
+        f"+0.0 [{-bound:+.1f}, {bound:+.1f}]",
         "1",
     )
     assert m12["A and B differ in"] == (
@@ -182,24 +194,24 @@ def test_scibench_results(sections: dict[str, Section]) -> None:
         "both",
     )
     assert (r4["background"], r4["timeout (s)"], r4["runtime"], r4["sandbox"]) == ("-",) * 4
-    # faithful 4/6: Wilson [30.0, 90.3]; robust 5/6: [43.6, 97.0]; fund-1 had no answer
+    # faithful 4/6, robust 5/6 (exact intervals); fund-1 had no answer
     assert (r4["faithful accuracy %"], r4["faithful passed"], r4["faithful no answer"]) == (
-        "66.7 [30.0, 90.3]",
+        cp(4, 6),
         "4/6",
         "1",
     )
     assert (r4["robust accuracy %"], r4["robust passed"], r4["robust no answer"]) == (
-        "83.3 [43.6, 97.0]",
+        cp(5, 6),
         "5/6",
         "1",
     )
-    # beta's C/I values: 3/6, Wilson [18.8, 81.2]
+    # beta's C/I values: 3/6
     assert (r5["faithful accuracy %"], r5["faithful passed"], r5["faithful no answer"]) == (
-        "50.0 [18.8, 81.2]",
+        cp(3, 6),
         "3/6",
         "0",
     )
-    assert r5["robust accuracy %"] == "50.0 [18.8, 81.2]"
+    assert r5["robust accuracy %"] == cp(3, 6)
 
 
 def test_scibench_books_and_subjects(sections: dict[str, Section]) -> None:
@@ -214,27 +226,9 @@ def test_scibench_books_and_subjects(sections: dict[str, Section]) -> None:
     ]
     got = {text(r[0]): [text(c) for c in r[1:6]] for r in books.rows}
     assert got == {
-        "atkins": [
-            "3",
-            "66.7 [20.8, 93.9]",
-            "100.0 [43.9, 100.0]",
-            "33.3 [6.1, 79.2]",
-            "33.3 [6.1, 79.2]",
-        ],
-        "fund": [
-            "2",
-            "50.0 [9.5, 90.5]",
-            "50.0 [9.5, 90.5]",
-            "100.0 [34.2, 100.0]",
-            "100.0 [34.2, 100.0]",
-        ],
-        "stat": [
-            "1",
-            "100.0 [20.7, 100.0]",
-            "100.0 [20.7, 100.0]",
-            "0.0 [0.0, 79.3]",
-            "0.0 [0.0, 79.3]",
-        ],
+        "atkins": ["3", cp(2, 3), cp(3, 3), cp(1, 3), cp(1, 3)],
+        "fund": ["2", cp(1, 2), cp(1, 2), cp(2, 2), cp(2, 2)],
+        "stat": ["1", cp(1, 1), cp(1, 1), cp(0, 1), cp(0, 1)],
         # mean of the book rates: (66.7 + 50 + 100) / 3, (100 + 50 + 100) / 3, ...
         "macro average": ["-", "72.2", "83.3", "44.4", "44.4"],
     }
@@ -245,27 +239,9 @@ def test_scibench_books_and_subjects(sections: dict[str, Section]) -> None:
     subjects = table(sections, "scibench_by_subject")
     got = {text(r[0]): [text(c) for c in r[1:]] for r in subjects.rows}
     assert got == {
-        "chemistry": [
-            "3",
-            "66.7 [20.8, 93.9]",
-            "100.0 [43.9, 100.0]",
-            "33.3 [6.1, 79.2]",
-            "33.3 [6.1, 79.2]",
-        ],
-        "math": [
-            "1",
-            "100.0 [20.7, 100.0]",
-            "100.0 [20.7, 100.0]",
-            "0.0 [0.0, 79.3]",
-            "0.0 [0.0, 79.3]",
-        ],
-        "physics": [
-            "2",
-            "50.0 [9.5, 90.5]",
-            "50.0 [9.5, 90.5]",
-            "100.0 [34.2, 100.0]",
-            "100.0 [34.2, 100.0]",
-        ],
+        "chemistry": ["3", cp(2, 3), cp(3, 3), cp(1, 3), cp(1, 3)],
+        "math": ["1", cp(1, 1), cp(1, 1), cp(0, 1), cp(0, 1)],
+        "physics": ["2", cp(1, 2), cp(1, 2), cp(2, 2), cp(2, 2)],
     }
 
 

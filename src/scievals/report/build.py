@@ -17,19 +17,22 @@ from scievals.stats import Estimate, Paired, estimate, paired
 
 PROTOCOL_LABELS = {
     "benchmark": "benchmark",
+    "dataset": "dataset",
     "data_version": "data version",
     "split": "split",
     "steps_counted": "steps counted",
+    "step_count": "step count",
     "background": "background",
     "prompt": "prompt / setting",
     "scorer": "scorer",
     "timeout": "timeout (s)",
     "runtime": "runtime",
+    "runtimes": "runtimes",
     "sandbox": "sandbox",
 }
 INTERVAL_NOTE = (
-    "95% intervals: one epoch -> Wilson over problems (bootstrap over problems for steps, which "
-    "cluster within a problem); several epochs -> mean ± stderr over epochs with a t interval."
+    "95% intervals: exact (Clopper-Pearson) over problems; steps and epochs of one problem are "
+    "one cluster (effective sample size, kept wide at 0% and 100%). See docs/statistics.md."
 )
 
 
@@ -102,11 +105,6 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
     notes += [f"{run.name}: {note}" for run in runs for note in run.notes]
     if benchmark == "scicode":
         notes.append("One main problem of 65 is worth 1.5 points, one step of 288 0.35 points.")
-        if any(run.epochs > 1 for run in runs):
-            notes.append(
-                "With several epochs these are per-epoch rates averaged; the metric "
-                "Inspect logs reduces steps over epochs first, so it can differ."
-            )
     return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
 
 
@@ -321,8 +319,9 @@ def comparison_tables(benchmark: str, comparisons: Sequence[Comparison]) -> list
             ],
             rows,
             [
-                f"Paired by sample id and epoch; unit = {unit}. Interval: paired bootstrap over "
-                "problems; p: exact two-sided McNemar on the discordant pairs."
+                f"Paired by sample id and epoch; unit = {unit}. Interval: units gained and lost, "
+                "each clustered by problem, combined (MOVER); p: exact two-sided McNemar on the "
+                "discordant pairs (units taken as independent)."
             ],
         ),
         Table(

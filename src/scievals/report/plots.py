@@ -24,14 +24,11 @@ def _label(run: Run) -> str:
 
 
 def _errorbars(ests: Sequence[Estimate | None]) -> tuple[np.ndarray, np.ndarray]:
-    """Values and asymmetric error bars in percent; NaN where a run has no estimate.
-
-    A bootstrap percentile interval need not hold its estimate; a bar then stops at the value.
-    """
+    """Values and asymmetric error bars in percent; NaN where a run has no estimate."""
     vals = np.array([100 * e.value if e else np.nan for e in ests])
     lo = np.array([100 * (e.value - e.lo) if e else 0.0 for e in ests])
     hi = np.array([100 * (e.hi - e.value) if e else 0.0 for e in ests])
-    return vals, np.maximum(np.vstack([lo, hi]), 0.0)
+    return vals, np.vstack([lo, hi])
 
 
 def _save(fig: plt.Figure, out: Path, name: str) -> str:

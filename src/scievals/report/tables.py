@@ -16,7 +16,9 @@ from scievals.stats import Estimate
 
 @dataclass(frozen=True)
 class Pct:
-    """A percentage cell, optionally with a 95% interval and a stderr over epochs (all in %)."""
+    """A percentage cell, optionally with a 95% interval and its standard error (all in %).
+
+    The standard error goes to CSV only; people read the interval."""
 
     value: float
     lo: float | None = None
@@ -26,9 +28,7 @@ class Pct:
 
     @classmethod
     def of(cls, est: Estimate) -> Pct:
-        return cls(
-            100 * est.value, 100 * est.lo, 100 * est.hi, None if est.se is None else 100 * est.se
-        )
+        return cls(100 * est.value, 100 * est.lo, 100 * est.hi, 100 * est.se)
 
 
 Cell = str | int | float | Pct | None
@@ -60,8 +60,6 @@ def text(cell: Cell) -> str:
         return "-"
     if isinstance(cell, Pct):
         out = _num(cell.value, cell.signed)
-        if cell.se is not None:
-            out += f" ± {cell.se:.1f}"
         if cell.lo is not None and cell.hi is not None:
             out += f" [{_num(cell.lo, cell.signed)}, {_num(cell.hi, cell.signed)}]"
         return out

@@ -1,13 +1,14 @@
 # inspect-evals-lint: ignore-file[custom_metric_tests] -- unextracted runs through the real reducer with disagreeing epochs in tests/scibench/test_scibench_task.py
-"""SciBench metrics: accuracy (micro), per book and its macro mean, per subject, Wilson CI, unread.
+"""SciBench metrics: accuracy (micro), its 95% interval, per book and macro mean, per subject, unread.
 
 The Inspect metrics are Inspect's own where they give the numbers we want: ``accuracy`` is the
 paper's "Avg" (micro, weighted by problems), ``grouped(accuracy(), "book", all="groups")`` gives
-each book and the mean of the books (OpenCompass's macro average), and ``ci_wilson`` the 95%
-interval (it agrees with ``scievals.stats.wilson`` to 2e-16; the report keeps ours, whose bounds
-are exactly 0 and 1 at the ends). Ours: the share of replies without a readable number, and the
-epoch reducer that keeps it. ``summary`` is the same arithmetic as one pure function over
-(book, correct, extracted) rows, for ``scievals grade``.
+each book and the mean of the books (OpenCompass's macro average). The interval is ours
+(``accuracy_interval``, from ``scievals.stats``, the report's own rule on the same per-epoch
+scores, so Inspect's ``lower``/``upper`` and the report agree): Inspect's ``ci_wilson`` covers
+as little as 84% at small counts (docs/statistics.md). Also ours: the share of replies without a
+readable number, and the epoch reducer that keeps it. ``summary`` is the same arithmetic as one
+pure function over (book, correct, extracted) rows, for ``scievals grade``.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from inspect_ai.scorer import (
     Score,
     ScoreReducer,
     accuracy,
-    ci_wilson,
     grouped,
     metric,
     score_reducer,
+    value_to_float,
 )
 
 from scievals.scibench.dataset import SUBJECTS
-from scievals.stats import wilson
+from scievals.stats import Outcome, estimate, rate_interval
 
 
 @dataclass(frozen=True)
@@ -55,14 +56,14 @@ def summary(rows: list[Row]) -> dict[str, object]:
     """Everything ``scievals grade scibench`` reports: counts, accuracies and the interval."""
     k, n = sum(r.correct for r in rows), len(rows)
     books = group(rows)
-    low, high = wilson(k, n) if n else (None, None)
+    est = estimate([Outcome(1, str(i), str(i), float(r.correct)) for i, r in enumerate(rows)])
     return {
         "correct": k,
         "total": n,
         "micro": _accuracy(rows),
         "macro": sum(_accuracy(v) for v in books.values()) / len(books) if books else 0.0,
-        "wilson_low": low,
-        "wilson_high": high,
+        "ci_low": est and est.lo,
+        "ci_high": est and est.hi,
         "unextracted_rate": sum(not r.extracted for r in rows) / n if n else 0.0,
         "by_book": {
             b: {"correct": sum(r.correct for r in v), "total": len(v)} for b, v in books.items()
@@ -89,9 +90,29 @@ def unextracted() -> Metric:
     return compute
 
 
+_to_float = value_to_float()
+
+
+@metric
+def accuracy_interval() -> Metric:
+    """The 95% interval of ``accuracy`` as ``lower``/``upper``: each problem one cluster of its
+    epochs (``scibench_epochs`` records how many), the report's rule on the same outcomes."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        epochs = [int((s.score.metadata or {}).get("epochs", 1)) for s in scores]
+        sums = [_to_float(s.score.value) * k for s, k in zip(scores, epochs, strict=True)]
+        if not scores:
+            return {"lower": 0.0, "upper": 1.0}
+        _, _, lo, hi, _ = rate_interval(sums, epochs)
+        return {"lower": float(lo), "upper": float(hi)}
+
+    return compute
+
+
 @score_reducer(name="scibench_epochs")
 def scibench_epochs() -> ScoreReducer:
-    """The mean over epochs, keeping in ``extracted`` the share of epochs whose number was read.
+    """The mean over epochs, keeping in ``extracted`` the share of epochs whose number was read,
+    and in ``epochs`` how many there were (the interval counts each problem's epochs).
 
     Inspect's reducers keep the first epoch's metadata only, which would make ``unextracted``
     the rate of epoch 1.
@@ -103,17 +124,21 @@ def scibench_epochs() -> ScoreReducer:
             value=sum(s.as_float() for s in scores) / len(scores),
             answer=first.answer,
             explanation=first.explanation,
-            metadata={**(first.metadata or {}), "extracted": mean(map(_extracted, scores))},
+            metadata={
+                **(first.metadata or {}),
+                "extracted": mean(map(_extracted, scores)),
+                "epochs": len(scores),
+            },
         )
 
     return reduce
 
 
 def scibench_metrics() -> list[Metric]:
-    """accuracy (micro), lower/upper (Wilson 95%), each book and macro, each subject, unextracted."""
+    """accuracy (micro), lower/upper (95%), each book and macro, each subject, unextracted."""
     return [
         accuracy(),
-        ci_wilson(),
+        accuracy_interval(),
         grouped(accuracy(), "book", all="groups", all_label="macro"),
         grouped(accuracy(), "subject", all=False),
         unextracted(),

@@ -1,6 +1,9 @@
 # inspect-evals-lint: ignore-file[custom_metric_tests] -- every metric and the epochs reducer are tested on real scores in tests/scicode/test_metrics.py and through real evals in tests/scicode/test_task.py
 """SciCode metrics, named as inspect_evals names them, plus standard errors over problems.
 
+The standard errors are ``scievals.stats.clustered_se`` (Inspect's ``stderr(cluster=...)`` over
+the units), the same numbers as the report's; its intervals are built on them.
+
 A sample's score value is ``{step_id: 1.0|0.0}`` for its scored steps. Over several epochs the
 reducer averages each step and records in metadata the fraction of epochs in which the whole
 problem was solved, so a main problem counts by how often it was solved, not by chance
@@ -9,11 +12,12 @@ alignment of per-step means.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer, metric, score_reducer
+
+from scievals.stats import clustered_se
 
 MAIN_SOLVED = "main_solved"
 
@@ -76,11 +80,7 @@ def main_problems_stderr() -> Metric:
 
     def compute(scores: list[SampleScore]) -> float:
         values = [main_solved(s) for s in scores]
-        n = len(values)
-        if n < 2:
-            return 0.0
-        mean = sum(values) / n
-        return 100.0 * math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)
+        return 100.0 * float(clustered_se(values, [1.0] * len(values))) if values else 0.0
 
     return compute
 
@@ -92,12 +92,7 @@ def subproblems_stderr() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
         passed = [sum(_steps(s).values()) for s in scores]
         counts = [len(_steps(s)) for s in scores]
-        n, total = len(scores), sum(counts)
-        if n < 2 or not total:
-            return 0.0
-        rate = sum(passed) / total
-        residual = sum((p - rate * c) ** 2 for p, c in zip(passed, counts, strict=True))
-        return 100.0 * math.sqrt(residual * n / (n - 1)) / total
+        return 100.0 * float(clustered_se(passed, counts)) if sum(counts) else 0.0
 
     return compute
 
