@@ -411,8 +411,10 @@ def test_build_refuses_lacking_targets(tmp_path: Path) -> None:
     original = tmp_path / "test_data.h5"
     with h5py.File(original, "w") as h5:
         write_test_target(h5, "9.1", 1, 1.0)
-    with pytest.raises(ArtifactError, match=r"no target for 9.1/test2, 9.1/test3"):
+    with pytest.raises(ArtifactError, match=r"no target for 9.1/test2, 9.1/test3 \(the orig"):
         vt.build_verified(original, tmp_path / "out.h5", vt.PatchSet(), {"9.1": 3})
+    with pytest.raises(ArtifactError, match=r"9.1/test9 and 12 more \(the original file lacks"):
+        vt.build_verified(original, tmp_path / "out.h5", vt.PatchSet(), {"9.1": 21})
 
 
 @pytest.fixture
@@ -442,7 +444,7 @@ def test_official_inputs_md5_mismatch_and_match(
         vt.build_verified(original, out, full, counts)
     assert not out.exists()
     kept = vt.build_verified(original, out, full, counts, allow_missing=True)
-    assert vt.partial_note(out) == {"md5": f"{kept.md5}, the release's is {vt.RELEASE_MD5}"}
+    assert vt.partial_note(out) == {"md5": f"md5 {kept.md5} differs from the release's"}
 
     monkeypatch.setattr(vt, "RELEASE_MD5", kept.md5)
     again = vt.build_verified(original, tmp_path / "again.h5", full, counts)
@@ -554,6 +556,14 @@ def test_cli_build_and_status(
     assert str(cache / vt.FILE_NAME) in line
     assert "a PARTIAL local build: patch files missing: 12.json" in line
     assert line.endswith("md5 differs from the release)")
+
+
+def test_status_line_for_a_file_that_is_not_hdf5(tmp_path: Path) -> None:
+    broken = tmp_path / vt.FILE_NAME
+    broken.write_bytes(b"<html>rate limited</html>")
+    assert vt.describe_verified(broken, verify=True).endswith(
+        "(25 bytes, NOT a readable HDF5 file)"
+    )
 
 
 def test_cli_status_without_verified_targets(

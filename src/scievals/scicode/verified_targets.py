@@ -249,6 +249,12 @@ class BuildReport:
         return done + f"; md5 {self.md5} matches the release"
 
 
+def _some(items: list[str], shown: int = 8) -> str:
+    """A list for a one-line message, cut short when long."""
+    more = f" and {len(items) - shown} more" if len(items) > shown else ""
+    return ", ".join(items[:shown]) + more
+
+
 def _reasons(partial: dict[str, Any]) -> str:
     parts = []
     if "missing_patches" in partial:
@@ -261,7 +267,7 @@ def _reasons(partial: dict[str, Any]) -> str:
             f"transforms of {', '.join(steps)} not applied ({reason}; their targets removed)"
         )
     if "lacking_tests" in partial:
-        parts.append("tests without a target: " + ", ".join(partial["lacking_tests"]))
+        parts.append("tests without a target: " + _some(partial["lacking_tests"]))
     parts += [partial[key] for key in ("original", "md5") if key in partial]
     return "; ".join(parts)
 
@@ -309,13 +315,13 @@ def build_verified(
         if "lacking_tests" in report.partial and not allow_missing:
             raise ArtifactError(
                 "SciCode-Verified targets: no target for "
-                + ", ".join(report.partial["lacking_tests"])
+                + _some(report.partial["lacking_tests"])
                 + " (the original file lacks them); pass --allow-missing to build anyway"
             )
         if official and not report.partial:
             report.md5 = md5_file(tmp)
             if report.md5 != RELEASE_MD5:
-                report.partial["md5"] = f"{report.md5}, the release's is {RELEASE_MD5}"
+                report.partial["md5"] = f"md5 {report.md5} differs from the release's"
                 if not allow_missing:
                     raise ArtifactError(
                         "SciCode-Verified targets built from the official inputs differ from "
@@ -364,7 +370,6 @@ def _edit(
     for step in sorted(patches.transforms, key=_step_key):
         if step in unapplied:
             if step in h5:
-                report.dropped_groups += [f"{step}/{name}" for name in h5[step]]
                 del h5[step]
             continue
         for number, variables in enumerate(
@@ -444,8 +449,12 @@ def partial_note(path: Path) -> dict[str, Any] | None:
 
 
 def describe_verified(path: Path, verify: bool = False) -> str:
+    """One line for ``scievals data status``: size, whether a partial build, md5 if asked."""
     note = f"{path} ({path.stat().st_size:,} bytes"
-    partial = partial_note(path)
+    try:
+        partial = partial_note(path)
+    except OSError:
+        return note + ", NOT a readable HDF5 file)"
     if partial:
         note += ", a PARTIAL local build: " + _reasons(partial)
     if verify:
