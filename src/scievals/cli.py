@@ -24,7 +24,8 @@ ROOM_COMMANDS = (
 )
 
 # Options of `inspect eval` that `scievals eval` passes through unchanged. `--timeout` is not
-# among them: for our tasks it is the per-execution timeout (it becomes -T timeout=...).
+# among them: for our tasks it is the per-execution timeout (it becomes -T timeout=...); so is
+# `--sandbox` (-T sandbox=...: the task resolves `docker` to its compose file and logs it).
 PASS_THROUGH = {
     "--model": 1,
     "--limit": 1,
@@ -59,7 +60,7 @@ def _eval_args(task: str, rest: Sequence[str]) -> list[str]:
     while i < len(rest):
         token = rest[i]
         key, eq, inline = token.partition("=")
-        if key in PASS_THROUGH:
+        if key in PASS_THROUGH and not (key == "--sandbox" and args[1].startswith("scievals/")):
             if PASS_THROUGH[key] == 0:
                 args.append(token)
             elif eq:

@@ -51,7 +51,6 @@ PULL_SECONDS = 60
 MEMORY = "4g"
 PIDS = 64
 CPUS = 1.0
-WORK_TMPFS = "size=512m,nr_inodes=10000"
 TMP_TMPFS = "size=256m,nr_inodes=10000,mode=1777"
 
 
@@ -327,15 +326,16 @@ def build_image(
 def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None) -> str:
     """A compose file with one service per runtime, named as ``runtime_environment`` says,
     each locked down: no network, memory (no swap), pids and CPU limits, a non-root user, a
-    read-only root, and tmpfs for the writable directories (the working directory is a tmpfs
-    volume, so that Docker's copy-out, which does not see tmpfs mounts, can read it)."""
+    read-only root, a capped tmpfs /tmp. The working directory is a volume of the sample's
+    project, not a tmpfs: Docker's copy-out (Inspect's ``read_file``) does not see tmpfs
+    mounts, and Inspect refuses volumes with driver options, so it has no size cap of its own
+    (docs/sandbox.md says what that means)."""
     images = images or {}
     services: dict[str, Any] = {}
     volumes: dict[str, Any] = {}
-    work = f"{WORK_TMPFS},uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0700"
     for index, name in enumerate(check_runtimes(runtimes)):
         volume = f"work-{name}"
-        volumes[volume] = {"driver_opts": {"type": "tmpfs", "device": "tmpfs", "o": work}}
+        volumes[volume] = {}  # the project's own: removed with the sample's containers
         services[runtime_environment(name, index)] = {
             "image": images.get(name, image_tag(name)),
             "x-scievals-runtime": name,

@@ -29,6 +29,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Solver
 
 from scievals.inputs import InputError
+from scievals.sandbox.environments import sandbox_spec
 from scievals.scibench import prompts
 from scievals.scibench.config import TOOL_SETTINGS, SciBenchConfig
 from scievals.scibench.dataset import Record, Source
@@ -195,7 +196,7 @@ def scibench(
         scorer=scorers(config),
         epochs=Epochs(1, scibench_epochs()),
         config=GenerateConfig(temperature=0.0),
-        sandbox=config.sandbox,
+        sandbox=sandbox_spec(config.sandbox) if config.sandbox else None,
         metadata={
             "protocol": config.protocol(source.describe(), len(samples)),
             "books": list(config.books),

@@ -1,0 +1,91 @@
+"""Sandbox environments outside an Inspect eval, one per scoring runtime, for any provider.
+
+``scievals grade`` and re-scoring need what an eval's sample gets: an environment per runtime,
+named as ``runtime.runtime_environment`` says (``default`` for the first, ``runtime-NAME`` for
+the others), so that the scorer finds each runtime the same way under every provider. Our own
+provider makes them from ``ScievalsSandboxConfig``; any other registered Inspect provider
+(``docker``, ``k8s``, ...) goes through its own lifecycle (task_init, sample_init,
+sample_cleanup, task_cleanup) with its config file, the packaged compose file for a bare
+``docker``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from inspect_ai.util import SandboxEnvironment
+
+from scievals.inputs import InputError
+from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
+
+TASK_NAME = "scievals-grade"
+
+
+def sandbox_spec(
+    sandbox: str, runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
+) -> str | tuple[str, str]:
+    """What a task passes to Inspect for a provider other than ours: ``docker`` alone becomes
+    the compose file of ``runtimes`` (their images checked now, so that a missing or stale
+    image is one clear error before any sample starts); ``TYPE:CONFIG`` and other providers
+    pass as they are."""
+    kind, _, config = sandbox.partition(":")
+    if kind == "docker" and not config:
+        from scievals.sandbox.image import compose_file, current_image
+
+        for name in check_runtimes(runtimes):
+            current_image(name)
+        return kind, str(compose_file(runtimes))
+    return (kind, config) if config else kind
+
+
+@asynccontextmanager
+async def environments(
+    sandbox: str = "scievals", runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,), **config: Any
+) -> AsyncIterator[dict[str, SandboxEnvironment]]:
+    """Ready environments, runtime name -> environment; removed on exit.
+
+    ``config`` takes the fields of ``ScievalsSandboxConfig`` for our sandbox; other providers
+    take their limits from their config file (``docker:COMPOSE``, ``k8s:VALUES``; a bare
+    ``docker`` is ours, ``image.compose_text``) and ignore ``config``.
+    """
+    runtimes = check_runtimes(runtimes)
+    if sandbox == "scievals":
+        from scievals.sandbox.provider import ScievalsSandboxConfig
+
+        provider: Any = _provider("scievals")
+        chosen: Any = ScievalsSandboxConfig(**config, runtimes=runtimes)
+    else:
+        spec = sandbox_spec(sandbox, runtimes)
+        kind, chosen = spec if isinstance(spec, tuple) else (spec, None)
+        provider = _provider(kind)
+    await provider.task_init(TASK_NAME, chosen)
+    try:
+        made = await provider.sample_init(TASK_NAME, chosen, {})
+        try:
+            wanted = {name: runtime_environment(name, i) for i, name in enumerate(runtimes)}
+            missing = [env for env in wanted.values() if env not in made]
+            if missing:
+                raise InputError(
+                    f"sandbox {sandbox} has no environment {', '.join(missing)} for runtimes "
+                    f"{','.join(runtimes)} (its services: {', '.join(made)})"
+                )
+            yield {name: made[env] for name, env in wanted.items()}
+        finally:
+            await provider.sample_cleanup(TASK_NAME, chosen, made, False)
+    finally:
+        await provider.task_cleanup(TASK_NAME, chosen, True)
+
+
+def _provider(kind: str) -> type[SandboxEnvironment]:
+    """The provider class Inspect registered under ``kind`` (entry points loaded)."""
+    # Inspect has no public lookup of a provider class by name; this is the one its eval uses.
+    from inspect_ai.util._sandbox.registry import registry_find_sandboxenv
+
+    import scievals.sandbox.provider  # noqa: F401 - registers "scievals"
+
+    try:
+        return registry_find_sandboxenv(kind)
+    except ValueError as exc:
+        raise InputError(f"unknown sandbox {kind}: {exc}") from exc
