@@ -55,6 +55,12 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _inclusive_mask(bandwidth: int, shift: int = 0) -> np.ndarray:
+    """8.1's original gold mask (boundary included), 800 x 800, centred (``shift``: wrongly)."""
+    k = np.abs(np.arange(800) - 400 + shift)
+    return ((k[None, :] >= bandwidth) & (k[:, None] >= bandwidth)).astype(float)
+
+
 def _original_value(rng: np.random.Generator, n_vars: int) -> Any:
     values = tuple(rng.normal(size=rng.integers(1, 5)) for _ in range(n_vars))
     return values if n_vars > 1 else values[0]
@@ -82,8 +88,8 @@ def original(tmp_path_factory: pytest.TempPathFactory, counts: dict[str, int]) -
             n_tests = FEWER.get(step, (count or 2) + SURPLUS.get(step, 0))
             for number in range(1, n_tests + 1):
                 value = _original_value(rng, N_VARS.get(step, 1))
-                if step == "8.1" and number == 4:
-                    value = True
+                if step == "8.1":
+                    value = True if number == 4 else (_inclusive_mask((40, 40, 20)[number - 1]), 0)
                 write_test_target(h5, step, number, value)
         write_test_target(h5, "99.1", 3, (1 + 2j, "text", 7, {"a": 1.5}))
     return path
@@ -299,6 +305,21 @@ def test_transform_strict_cross_band(built: tuple[Path, vt.BuildReport]) -> None
 
 
 @needs_data
+@needs_data
+def test_transform_refuses_a_mask_layout_unlike_the_originals(
+    tmp_path: Path, counts: dict[str, int]
+) -> None:
+    original = tmp_path / "test_data.h5"
+    with h5py.File(original, "w") as h5:
+        for number, bandwidth in enumerate((40, 40, 20), start=1):
+            write_test_target(h5, "8.1", number, (_inclusive_mask(bandwidth, shift=1), 0))
+        write_test_target(h5, "8.1", 4, True)
+    patch = vt.PatchSet()
+    patch.add("8.json", _raw("8.json"))
+    with pytest.raises(ArtifactError, match=r"8.1 test1: the recomputed mask differs"):
+        vt.build_verified(original, tmp_path / "out.h5", patch, {"8.1": 4})
+
+
 def test_transform_split_operator(built: tuple[Path, vt.BuildReport]) -> None:
     spec = _raw("40.json")["targets"]["40.3"]
     with h5py.File(built[0], "r") as h5:
@@ -315,11 +336,13 @@ def test_transform_self_check_fails_loudly() -> None:
         "verify_first3": [[-0.5, -0.5, -0.5]],
     }
     with pytest.raises(ArtifactError, match=r"40.3 test1: the recomputed target"):
-        vt._split_operator(spec)
+        vt._split_operator(spec, None)
 
 
 @needs_data
-def test_build_counts_and_partial_record(built: tuple[Path, vt.BuildReport]) -> None:
+def test_build_counts_and_partial_record(
+    built: tuple[Path, vt.BuildReport], counts: dict[str, int]
+) -> None:
     out, report = built
     assert report.transformed_tests == 6  # 8.1 and 40.3, three tests each
     note = vt.partial_note(out)
@@ -327,7 +350,10 @@ def test_build_counts_and_partial_record(built: tuple[Path, vt.BuildReport]) -> 
     assert sorted(note["unapplied_transforms"], key=vt._step_key) == NEEDS_P13_REF
     assert "p13_ref.py" in note["unapplied_transforms"]["13.9"]
     assert "is not the official test_data.h5" in note["original"]
-    assert "lacking_tests" not in note
+    # the tests of the steps whose transforms were not applied, and only those, lack a target
+    assert note["lacking_tests"] == [
+        f"{step}/test{n}" for step in NEEDS_P13_REF for n in range(1, counts[step] + 1)
+    ]
     assert report.md5 is None
     assert "PARTIAL, not the release (md5 not claimed)" in report.message
     assert "12.json, 28.json, 31.json, 37.json" in report.message

@@ -47,6 +47,7 @@ NO_VERIFIED_H5 = (
     f"{ENV_VERIFIED_H5}"
 )
 STEP_ID = re.compile(r"^\d+\.\d+$")
+Variables = tuple[np.ndarray, ...]  # one test's var1..varN
 
 
 def _step_key(step: str) -> tuple[int, int]:
@@ -69,7 +70,7 @@ def decode(value: Any) -> Any:
     return value
 
 
-def components(value: Any, n_vars: int) -> tuple[np.ndarray, ...]:
+def components(value: Any, n_vars: int) -> Variables:
     """One test's new target as the variables var1..varN it is stored in.
 
     A list of exactly ``n_vars`` items is a tuple of variables when the original test has several
@@ -156,23 +157,32 @@ def test_counts(problems: bytes) -> dict[str, int]:
 # ---- transforms: targets recomputed from a description in the patch ------------------------
 
 
-def _cross_band_strict(spec: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
+def _cross_band_strict(spec: dict[str, Any], before: h5py.Group | None) -> list[Variables]:
     """8.1: (mask, filtered image) with a strict boundary, as the patch's "_transform" says:
     T = (|kx| > bw) & (|ky| > bw) in the centred spectrum; filtered = real(ifft2(ifftshift(
-    fftshift(fft2(image)) * T)))."""
+    fftshift(fft2(image)) * T))). The original mask (inclusive boundary) must agree off the
+    bandwidth lines, which checks the layout against the original gold's."""
     results = []
-    for test in spec["tests"]:
+    for number, test in enumerate(spec["tests"], start=1):
         image = np.tile(np.array(test["matrix"], dtype=float), test["tile"])
         rows, cols = image.shape
         kx, ky = np.meshgrid(np.arange(cols) - cols // 2, np.arange(rows) - rows // 2)
         bandwidth = test["bandwidth"]
         mask = ((np.abs(kx) > bandwidth) & (np.abs(ky) > bandwidth)).astype(float)
+        off_lines = (np.abs(kx) != bandwidth) & (np.abs(ky) != bandwidth)
+        old = before.get(f"test{number}/var1") if before is not None else None
+        comparable = isinstance(old, h5py.Dataset) and old.shape == mask.shape
+        if comparable and not np.array_equal(old[()][off_lines], mask[off_lines]):
+            raise ArtifactError(
+                f"SciCode-Verified 8.1 test{number}: the recomputed mask differs from the "
+                "original's away from the bandwidth lines (a different layout); not applied"
+            )
         spectrum = np.fft.fftshift(np.fft.fft2(image))
         results.append((mask, np.real(np.fft.ifft2(np.fft.ifftshift(spectrum * mask)))))
     return results
 
 
-def _split_operator(spec: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
+def _split_operator(spec: dict[str, Any], before: h5py.Group | None) -> list[Variables]:
     """40.3: the final u of the diffusion-reaction solver, as 40.3's prompt now specifies it
     (grid from the CFL target with its actual spacing, step initial condition, Strang splitting
     of u^2 / alpha*u_xx with forward Euler, ghost cells equal to the nearest cell), checked
@@ -200,7 +210,8 @@ def _split_operator(spec: dict[str, Any]) -> list[tuple[np.ndarray, ...]]:
     return results
 
 
-TRANSFORMS: dict[str, Callable[[dict[str, Any]], list[tuple[np.ndarray, ...]]]] = {
+# A transform: (its spec, the step's original group or None) -> each test's new variables.
+TRANSFORMS: dict[str, Callable[[dict[str, Any], h5py.Group | None], list[Variables]]] = {
     "cshband_pass_strict": _cross_band_strict,
     "split_operator_physical": _split_operator,
 }
@@ -338,7 +349,7 @@ def build_verified(
     return report
 
 
-def _replace(h5: h5py.File, step: str, number: int, variables: tuple[np.ndarray, ...]) -> None:
+def _replace(h5: h5py.File, step: str, number: int, variables: Variables) -> None:
     path = f"{step}/test{number}"
     if path in h5:
         del h5[path]
@@ -372,9 +383,9 @@ def _edit(
             if step in h5:
                 del h5[step]
             continue
-        for number, variables in enumerate(
-            TRANSFORMS[patches.transforms[step]["_type"]](patches.transforms[step]), start=1
-        ):
+        spec = patches.transforms[step]
+        recomputed = TRANSFORMS[spec["_type"]](spec, h5.get(step))
+        for number, variables in enumerate(recomputed, start=1):
             _replace(h5, step, number, variables)
             report.transformed_tests += 1
     for step in sorted(counts, key=_step_key):
@@ -387,7 +398,7 @@ def _edit(
     lacking = [
         f"{step}/test{number}"
         for step, count in sorted(counts.items(), key=lambda item: _step_key(item[0]))
-        if step not in PRESUPPLIED_STEPS and step not in unapplied
+        if step not in PRESUPPLIED_STEPS
         for number in range(1, count + 1)
         if f"{step}/test{number}" not in h5
     ]
