@@ -70,7 +70,7 @@ def _original_value(rng: np.random.Generator, n_vars: int) -> Any:
 def counts() -> dict[str, int]:
     if not (DATA / "manifest.json").is_file():
         pytest.skip(f"SciCode-Verified copy not found at {DATA}")
-    return vt.test_counts(verified.verified_file(verified.PROBLEMS_FILE, str(DATA)))
+    return vt.step_test_counts(verified.verified_file(verified.PROBLEMS_FILE, str(DATA)))
 
 
 @pytest.fixture(scope="module")

@@ -144,7 +144,7 @@ def load_patches(source: str) -> PatchSet:
     return found
 
 
-def test_counts(problems: bytes) -> dict[str, int]:
+def step_test_counts(problems: bytes) -> dict[str, int]:
     """Each step's test count in Verified's problems file (JSON lines)."""
     counts = {}
     for line in problems.decode("utf-8").splitlines():
