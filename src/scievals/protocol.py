@@ -12,14 +12,17 @@ from typing import Any
 # Keys every benchmark fills in (None where a key does not apply), in the order reports show them.
 PROTOCOL_KEYS = (
     "benchmark",  # "scicode" | "scibench"
+    "dataset",  # scicode: "original" | "verified" ; scibench: None
     "data_version",  # e.g. "scicode-69a8cfc" | "main" | "old"
     "split",  # scicode: test|dev|all ; scibench: textbook|multimodal|exam
-    "steps_counted",  # scicode: 288 / 50 / 338 ; scibench: number of problems
+    "steps_counted",  # scicode: 288 / 50 / 338 (by step_count) ; scibench: number of problems
+    "step_count",  # scicode: official | inspect_evals | upstream | verified ; scibench: None
     "background",  # scicode: bool ; scibench: None
     "prompt",  # scicode: single_turn|chat (+ "gold previous steps") ; scibench: the setting
     "scorer",  # scicode: "sandboxed-records" ; scibench: faithful|robust|both
     "timeout",  # seconds per execution, or None
-    "runtime",  # {package: version} of the scoring runtime, or {}
+    "runtime",  # {package: version} of the first scoring runtime, or {}
+    "runtimes",  # scicode: runtime names in the order tried (a step passes if any passes)
     "sandbox",  # isolation mode that ran model code, or None
 )
 

@@ -95,7 +95,7 @@ def test_runtime_versions_and_thread_settings(box):
         "from scipy.integrate import simps\n"
         "from mpl_toolkits.mplot3d import Axes3D\n"
         "import matplotlib\n"
-        "print(numpy.__version__, scipy.__version__, matplotlib.get_backend(),"
+        "print(numpy.__version__, scipy.__version__, matplotlib.get_backend().lower(),"
         " os.environ['OPENBLAS_NUM_THREADS'])\n"
     )
     res = py(box, code)

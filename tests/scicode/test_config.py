@@ -22,8 +22,25 @@ def test_defaults_are_the_official_protocol():
         "single_turn",
         "model",
     )
-    assert (config.extraction, config.timeout, config.targets) == ("inspect", 300, "auto")
+    assert (config.extraction, config.step_timeout, config.targets) == ("inspect", 300, "auto")
     assert not config.gold_previous and config.prompt == "single_turn"
+    assert (config.dataset, config.steps_convention, config.runtime_names) == (
+        "original",
+        "official",
+        ("2024",),
+    )
+    assert not config.all_runtimes
+
+
+def test_verified_defaults_are_its_canonical_protocol():
+    config = SciCodeConfig(dataset="verified")
+    assert (config.steps_convention, config.runtime_names, config.step_timeout) == (
+        "verified",
+        ("2024", "2025"),
+        1800,
+    )
+    explicit = SciCodeConfig(dataset="verified", runtimes="2025", timeout=60)
+    assert (explicit.runtime_names, explicit.step_timeout) == (("2025",), 60)
 
 
 def test_frozen_and_closed():
@@ -49,6 +66,14 @@ def test_gold_previous_steps():
         ({"targets": "regenerated"}, "dev split only"),
         ({"targets": "bogus"}, "targets"),
         ({"timeout": -1}, "timeout"),
+        ({"dataset": "verified", "split": "dev"}, "test split only"),
+        ({"dataset": "bogus"}, "dataset"),
+        ({"step_count": "verified"}, "use dataset=verified"),
+        ({"dataset": "verified", "step_count": "upstream"}, "counts the original test split"),
+        ({"step_count": "bogus"}, "step_count"),
+        ({"runtimes": "2024,1999"}, "unknown scoring runtime 1999"),
+        ({"runtimes": "2025,2025"}, "named twice"),
+        ({"runtimes": ""}, "none given"),
     ],
 )
 def test_bad_values(params, message):

@@ -226,6 +226,10 @@ def test_summary(honest_verdicts):
         "total_main_problems_solved": 1,  # problem 1 (one step); 19 and 78 not all given/passed
         "percentage_main_problems_solved": pytest.approx(100 / 15),
         "problems_counted": 15,
+        "dataset": "original",
+        "step_count": "official",
+        "runtimes": ["2024"],
+        "added_by_later_runtimes": {},
     }
 
 
@@ -411,10 +415,20 @@ def test_stdout_when_no_out(tmp_path, capsys):
         "passed": False,
         "reason": "SyntaxError: invalid syntax (line 1)",
         "reason_kind": "syntax_error",
+        "runtime": "2024",
+        "runtimes": {
+            "2024": {
+                "passed": False,
+                "reason": "SyntaxError: invalid syntax (line 1)",
+                "reason_kind": "syntax_error",
+                "seconds": 0.0,
+            }
+        },
     }
     assert lines[1]["summary"]["total_subproblems_solved"] == 0
     assert captured.err.strip().splitlines()[-1] == (
-        "scicode: 0/50 steps (0.0%), 0/15 main problems (0.0%); 1 graded"
+        "scicode (original, step count official, runtimes 2024): "
+        "0/50 steps (0.0%), 0/15 main problems (0.0%); 1 graded"
     )
 
 

@@ -325,6 +325,8 @@ def test_task_picks_the_protocols_solver_with_small_params():
         "provide_scientific_background": False,
         "previous_steps": "gold",
         "extraction": "inspect",
+        "dataset": "original",
+        "step_count": None,
     }
     chat = scicode(split="dev", prompt_protocol="chat", extraction="original").solver
     assert registry_info(chat).name == "scievals/chat_solver"
@@ -333,6 +335,8 @@ def test_task_picks_the_protocols_solver_with_small_params():
         "source": "package",
         "provide_scientific_background": False,
         "extraction": "original",
+        "dataset": "original",
+        "step_count": None,
     }
 
 

@@ -71,7 +71,7 @@ def test_gold_78_scores_against_fresh_file(fresh_dev_targets):
     async def run():
         async with session() as env:
             return await score_problem(
-                env, problem, codes, lambda s: targets.step(s.step_id, len(s.tests)), 300
+                {"2024": env}, problem, codes, lambda s: targets.step(s.step_id, len(s.tests)), 300
             )
 
     try:

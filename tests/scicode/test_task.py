@@ -239,6 +239,10 @@ def test_log_header_holds_small_scorer_options(tmp_path):
         "h5": None,
         "timeout": 1800,
         "previous_steps": "model",
+        "dataset": "original",
+        "step_count": None,
+        "runtimes": ["2024"],
+        "all_runtimes": False,
     }
     assert log.eval.config.epochs_reducer == ["scicode_epochs"]
     assert log.plan.steps[0].solver == "scievals/single_turn_solver"

@@ -16,31 +16,35 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from scievals.sandbox.provider import ScievalsSandbox
 
-_described: dict[str, Any] | None = None
+_described: dict[str, dict[str, Any]] = {}
 
 
-def describe() -> dict[str, Any]:
-    """The sandbox protocol for the log: isolation mode, runtime versions, limits, and what
-    really enforces each limit on this host (``enforced``) (cached)."""
-    global _described
-    if _described is None:
+def describe(runtime: str | None = None) -> dict[str, Any]:
+    """The sandbox protocol for the log: isolation mode, a runtime's versions (default: the
+    first runtime), limits, and what really enforces each limit on this host (``enforced``)
+    (cached)."""
+    from scievals.sandbox.runtime import DEFAULT_RUNTIME
+
+    runtime = runtime or DEFAULT_RUNTIME
+    if runtime not in _described:
         from scievals.sandbox.enforce import enforcement
         from scievals.sandbox.engine import detect_mode
         from scievals.sandbox.limits import Limits
         from scievals.sandbox.runtime import REPORTED, find_runtime, pins, pins_hash
 
         mode, note = detect_mode()
-        built = find_runtime()
-        versions = built.versions if built else pins()
-        _described = {
+        built = find_runtime(runtime)
+        versions = built.versions if built else pins(runtime)
+        _described[runtime] = {
             "provider": "scievals",
             "mode": mode,
             "mode_note": note,
             "isolation": _ISOLATION[mode],
+            "runtime_name": runtime,
             "runtime": {k: versions.get(k) for k in REPORTED},
             "runtime_all": versions,
             "runtime_python": f"{sys.version_info.major}.{sys.version_info.minor}",
-            "runtime_hash": pins_hash(),
+            "runtime_hash": pins_hash(runtime),
             "runtime_built": built is not None,
             "limits": Limits().describe(),
             "enforced": enforcement().describe(Limits(), mode),
@@ -48,15 +52,35 @@ def describe() -> dict[str, Any]:
             "blas_threads": 1,
             "kernel": platform.release(),
         }
-    return dict(_described)
+    return dict(_described[runtime])
 
 
-def protocol_fields(sandbox: str | None) -> dict[str, Any]:
-    """The ``sandbox`` and ``runtime`` entries of a task's protocol record for this provider."""
-    if sandbox != "scievals":
-        return {"sandbox": sandbox, "runtime": {}}
-    facts = describe()
-    return {"sandbox": f"scievals ({facts['mode']})", "runtime": facts["runtime"]}
+def protocol_fields(sandbox: str | None, runtimes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The ``sandbox``, ``runtime`` (the first runtime's reported versions) and ``runtimes``
+    (names, in the order they are tried) entries of a task's protocol record."""
+    from scievals.sandbox.runtime import DEFAULT_RUNTIME, REPORTED, pins
+
+    names = runtimes or (DEFAULT_RUNTIME,)
+    if sandbox != "scievals":  # another provider serves the same pins (an image per runtime)
+        first = pins(names[0])
+        return {
+            "sandbox": sandbox,
+            "runtime": {k: first.get(k) for k in REPORTED},
+            "runtimes": list(names),
+        }
+    facts = describe(names[0])
+    return {
+        "sandbox": f"scievals ({facts['mode']})",
+        "runtime": facts["runtime"],
+        "runtimes": list(names),
+    }
+
+
+def runtime_versions(runtimes: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """Every pinned package of each runtime, for the log (the protocol shows the main five)."""
+    from scievals.sandbox.runtime import pins
+
+    return {name: pins(name) for name in runtimes}
 
 
 _ISOLATION = {

@@ -28,7 +28,13 @@ from scievals.sandbox.cgroups import Group
 from scievals.sandbox.enforce import Enforcement, enforcement
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import Outcome
-from scievals.sandbox.runtime import REPORTED, WARM_MODULES, Runtime, ensure_runtime
+from scievals.sandbox.runtime import (
+    DEFAULT_RUNTIME,
+    REPORTED,
+    WARM_MODULES,
+    Runtime,
+    ensure_runtime,
+)
 
 ZYGOTE = Path(_zygote.__file__)
 MODES = ("unshare", "userns", "rlimits-only")
@@ -190,10 +196,15 @@ class Request:
 
 
 class Engine:
-    """Owns the runtime, the isolation mode and the zygote for this harness process."""
+    """Owns one runtime, the isolation mode and that runtime's zygote in this harness process."""
 
-    def __init__(self, mode: str | None = None, enforced: Enforcement | None = None) -> None:
-        self.runtime: Runtime = ensure_runtime()
+    def __init__(
+        self,
+        mode: str | None = None,
+        enforced: Enforcement | None = None,
+        runtime: str = DEFAULT_RUNTIME,
+    ) -> None:
+        self.runtime: Runtime = ensure_runtime(runtime)
         self.mode, self.mode_note = detect_mode(mode)
         self.enforced = enforced or enforcement()
         # Own uids need real root; in a user namespace only our own uid is mapped.
@@ -435,14 +446,13 @@ def _is_fast(argv: list[str]) -> bool:
     return argv[1].endswith(".py") and not argv[1].startswith("-")
 
 
-_engine: Engine | None = None
+_engines: dict[str, Engine] = {}
 _engine_lock = threading.Lock()
 
 
-def engine() -> Engine:
-    """The process-wide engine (built on first use: runtime, mode probe)."""
-    global _engine
+def engine(runtime: str = DEFAULT_RUNTIME) -> Engine:
+    """The process-wide engine of a runtime (built on first use: runtime, mode probe)."""
     with _engine_lock:
-        if _engine is None:
-            _engine = Engine()
-        return _engine
+        if runtime not in _engines:
+            _engines[runtime] = Engine(runtime=runtime)
+        return _engines[runtime]

@@ -25,7 +25,7 @@ from inspect_ai.util import (
     SandboxUserUnsupportedError,
     sandboxenv,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from scievals.sandbox import sampledir
 from scievals.sandbox.engine import Engine, Request, SandboxError, engine
@@ -37,6 +37,7 @@ from scievals.sandbox.files import (
 )
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import Outcome, infrastructure
+from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
 
 _DEFAULTS = Limits()
 NOTE = "scievals-sandbox: "
@@ -58,6 +59,14 @@ class ScievalsSandboxConfig(BaseModel, frozen=True):
     inodes: int = _DEFAULTS.inodes
     max_concurrency: int | None = None
     """Executions at once in this process (default: the number of CPUs)."""
+    runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
+    """Scoring runtimes each sample gets: the first as ``default``, each other one as the
+    environment ``runtime_environment(NAME)`` names (see ``runtime.py``)."""
+
+    @field_validator("runtimes", mode="before")
+    @classmethod
+    def _known_runtimes(cls, value: object) -> tuple[str, ...]:
+        return check_runtimes(value)  # type: ignore[arg-type]
 
     def limits(self) -> Limits:
         fields = Limits.__dataclass_fields__
@@ -114,14 +123,23 @@ class ScievalsSandbox(SandboxEnvironment):
 
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
-        await anyio.to_thread.run_sync(lambda: engine().ensure_started())
+        """Every runtime built now; the first one's zygote started (the others' start when a
+        program first needs them, as the later runtimes only see what the first failed)."""
+        first, *others = _config(config).runtimes
+        await anyio.to_thread.run_sync(lambda: engine(first).ensure_started())
+        for name in others:
+            await anyio.to_thread.run_sync(engine, name)
 
     @classmethod
     async def sample_init(
         cls, task_name: str, config: SandboxEnvironmentConfigType | None, metadata: dict[str, str]
     ) -> dict[str, SandboxEnvironment]:
-        eng = await anyio.to_thread.run_sync(engine)
-        return {"default": cls(_config(config), eng)}
+        chosen = _config(config)
+        environments: dict[str, SandboxEnvironment] = {}
+        for index, name in enumerate(chosen.runtimes):
+            eng = await anyio.to_thread.run_sync(engine, name)
+            environments[runtime_environment(name, index)] = cls(chosen, eng)
+        return environments
 
     @classmethod
     async def sample_cleanup(

@@ -1,9 +1,11 @@
-"""The pinned scoring runtime: a virtual environment of its own, separate from the harness's.
+"""The pinned scoring runtimes: virtual environments of their own, separate from the harness's.
 
 Model-written code runs against these packages, not against whatever the harness happens to use,
-so a score does not move when the harness is upgraded. It is built once per set of pins (a hash of
-``runtime.txt`` and the Python version) under ``cache_dir("runtime", HASH)``, under a file lock so
-that concurrent processes build it once.
+so a score does not move when the harness is upgraded. Each runtime has a name (``2024``,
+``2025``) and a pins file ``runtimes/NAME.txt``; any provider can serve it (our sandbox builds a
+venv, Docker an image per runtime). A venv is built once per set of pins (a hash of the pins file
+and the Python version) under ``cache_dir("runtime", HASH)``, under a file lock so that
+concurrent processes build it once.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 
 from scievals.artifacts import ArtifactError
+from scievals.inputs import InputError
 from scievals.paths import cache_dir
 
 # Imported by the zygote before it forks anything; the first five are recorded in every log.
@@ -47,30 +50,59 @@ WARM_MODULES = [
 REPORTED = ["numpy", "scipy", "sympy", "matplotlib", "h5py"]
 
 
-def pins_text() -> str:
-    return resources.files("scievals.sandbox").joinpath("runtime.txt").read_text()
+RUNTIMES = ("2024", "2025")
+"""Every named runtime, oldest first; ``runtimes/NAME.txt`` pins each."""
+DEFAULT_RUNTIME = "2024"
 
 
-def pins() -> dict[str, str]:
-    """Package -> exact version, as pinned in runtime.txt."""
+def check_runtimes(names: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Runtime names from a list or a comma-separated string, each known, none twice."""
+    items = names.split(",") if isinstance(names, str) else list(names)
+    chosen = tuple(item.strip() for item in items if item.strip())
+    unknown = [name for name in chosen if name not in RUNTIMES]
+    if unknown or not chosen:
+        raise InputError(
+            f"unknown scoring runtime {', '.join(unknown) or '(none given)'}: "
+            f"choose from {', '.join(RUNTIMES)}"
+        )
+    if len(set(chosen)) != len(chosen):
+        raise InputError(f"a scoring runtime is named twice: {','.join(chosen)}")
+    return chosen
+
+
+def runtime_environment(name: str, index: int) -> str:
+    """The sandbox environment that serves runtime ``name`` when it is the ``index``-th runtime
+    asked for: the first is ``default``, the others ``runtime-NAME``. Every provider follows it
+    (ours makes these environments; a compose file names its services so)."""
+    return "default" if index == 0 else f"runtime-{name}"
+
+
+def pins_text(name: str = DEFAULT_RUNTIME) -> str:
+    check_runtimes([name])
+    return resources.files("scievals.sandbox").joinpath("runtimes", f"{name}.txt").read_text()
+
+
+def pins(name: str = DEFAULT_RUNTIME) -> dict[str, str]:
+    """Package -> exact version, as pinned in ``runtimes/NAME.txt``."""
     out = {}
-    for line in pins_text().splitlines():
+    for line in pins_text(name).splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
-            name, _, version = line.partition("==")
-            out[name.strip()] = version.strip()
+            package, _, version = line.partition("==")
+            out[package.strip()] = version.strip()
     return out
 
 
-def pins_hash() -> str:
+def pins_hash(name: str = DEFAULT_RUNTIME) -> str:
     py = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return hashlib.sha256(f"{py}\n{pins_text()}".encode()).hexdigest()[:16]
+    return hashlib.sha256(f"{py}\n{pins_text(name)}".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
 class Runtime:
     """A built runtime: its interpreter, and the paths that must be visible inside the sandbox."""
 
+    name: str
     root: Path
     python: Path
     base_prefix: Path
@@ -81,16 +113,17 @@ class Runtime:
         return self.root / "mplconfig"
 
 
-def runtime_dir() -> Path:
-    return cache_dir("runtime") / pins_hash()
+def runtime_dir(name: str = DEFAULT_RUNTIME) -> Path:
+    return cache_dir("runtime") / pins_hash(name)
 
 
-def _load(root: Path) -> Runtime | None:
+def _load(name: str, root: Path) -> Runtime | None:
     info_file = root / "scievals-runtime.json"
     if not info_file.exists():
         return None
     info = json.loads(info_file.read_text())
     return Runtime(
+        name=name,
         root=root,
         python=root / "bin" / "python",
         base_prefix=Path(info["base_prefix"]),
@@ -98,9 +131,9 @@ def _load(root: Path) -> Runtime | None:
     )
 
 
-def find_runtime() -> Runtime | None:
+def find_runtime(name: str = DEFAULT_RUNTIME) -> Runtime | None:
     """The runtime if it has been built already (cheap: no process is started)."""
-    return _load(runtime_dir())
+    return _load(name, runtime_dir(name))
 
 
 def _say(msg: str) -> None:
@@ -117,41 +150,41 @@ def _run(cmd: list[str], what: str) -> str:
     return proc.stdout
 
 
-def ensure_runtime(quiet: bool = False) -> Runtime:
+def ensure_runtime(name: str = DEFAULT_RUNTIME, quiet: bool = False) -> Runtime:
     """Build the runtime on first use (about a minute), then reuse it."""
-    found = find_runtime()
+    found = find_runtime(name)
     if found:
         return found
-    root = runtime_dir()
+    root = runtime_dir(name)
     with open(root.parent / f"{root.name}.lock", "w") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             if not quiet:
-                _say(f"another process is building the runtime; waiting for {lock.name}")
+                _say(f"another process is building runtime {name}; waiting for {lock.name}")
             fcntl.flock(lock, fcntl.LOCK_EX)
-        found = find_runtime()  # built by someone else while we waited
+        found = find_runtime(name)  # built by someone else while we waited
         if found:
             return found
         try:
-            return _build(root, quiet)
+            return _build(name, root, quiet)
         except BaseException:
             shutil.rmtree(root, ignore_errors=True)
             raise
 
 
-def _build(root: Path, quiet: bool) -> Runtime:
+def _build(name: str, root: Path, quiet: bool) -> Runtime:
     say = (lambda msg: None) if quiet else _say
     shutil.rmtree(root, ignore_errors=True)
     base_python = getattr(sys, "_base_executable", sys.executable)
-    say(f"building the scoring runtime in {root} (one time, about a minute)")
+    say(f"building scoring runtime {name} in {root} (one time, about a minute)")
     say(f"creating a virtual environment from {base_python}")
     _run([base_python, "-m", "venv", "--without-pip", str(root)], "creating the venv")
     python = root / "bin" / "python"
-    pinned = pins()
+    pinned = pins(name)
     say("installing " + ", ".join(f"{k}=={v}" for k, v in pinned.items()))
     requirements = root / "runtime.txt"
-    requirements.write_text(pins_text())
+    requirements.write_text(pins_text(name))
     _run(
         [
             sys.executable,
@@ -176,7 +209,6 @@ def _build(root: Path, quiet: bool) -> Runtime:
         f"mods = {WARM_MODULES!r}\n"
         "import matplotlib; matplotlib.use('Agg')\n"
         "for name in mods: __import__(name)\n"
-        "from scipy.integrate import simps\n"
         "import matplotlib.pyplot as plt; plt.figure()\n"
         f"print(json.dumps({{'base_prefix': sys.base_prefix, "
         f"'versions': {{k: m.version(k) for k in {list(pinned)!r}}}}}))\n"
@@ -195,9 +227,9 @@ def _build(root: Path, quiet: bool) -> Runtime:
             path.chmod(path.stat().st_mode | 0o444 | (0o111 if path.is_dir() else 0))
     (root / "scievals-runtime.json").write_text(json.dumps(info, indent=1))
     say(
-        "runtime ready: "
+        f"runtime {name} ready: "
         + ", ".join(f"{k} {v}" for k, v in info["versions"].items() if k in REPORTED)
     )
-    runtime = _load(root)
+    runtime = _load(name, root)
     assert runtime is not None
     return runtime

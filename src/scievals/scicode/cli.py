@@ -1,4 +1,4 @@
-"""``scievals grade scicode`` and ``scievals data status|prepare|fetch``."""
+"""``scievals grade scicode`` and ``scievals data status|prepare|fetch|build-verified``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,21 @@ def _grade(ns: argparse.Namespace) -> int:
 
     try:
         completions = read_completions(Path(ns.file))
-        verdicts, summary = run_sync(grade(completions, ns.split, ns.h5, ns.timeout, ns.extraction))
+        verdicts, summary = run_sync(
+            grade(
+                completions,
+                ns.split,
+                ns.h5,
+                ns.timeout,
+                ns.extraction,
+                dataset=ns.dataset,
+                source=ns.source,
+                step_count=ns.step_count,
+                runtimes=ns.runtimes,
+                all_runtimes=ns.all_runtimes,
+                sandbox=ns.sandbox,
+            )
+        )
     except InputError as exc:
         print(f"scievals grade scicode: {exc}", file=sys.stderr)
         return 2
@@ -26,11 +40,18 @@ def _grade(ns: argparse.Namespace) -> int:
         Path(ns.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+    added = "".join(
+        f"; runtime {name} added {count}"
+        for name, count in summary["added_by_later_runtimes"].items()
+    )
     print(
-        f"scicode: {summary['total_subproblems_solved']}/{summary['steps_counted']} steps "
+        f"scicode ({summary['dataset']}, step count {summary['step_count']}, runtimes "
+        f"{','.join(summary['runtimes'])}): "
+        f"{summary['total_subproblems_solved']}/{summary['steps_counted']} steps "
         f"({summary['percentage_subproblems_solved']:.1f}%), "
         f"{summary['total_main_problems_solved']}/{summary['problems_counted']} main problems "
-        f"({summary['percentage_main_problems_solved']:.1f}%); {summary['graded_steps']} graded",
+        f"({summary['percentage_main_problems_solved']:.1f}%); {summary['graded_steps']} graded"
+        + added,
         file=sys.stderr,
     )
     return 0
@@ -40,6 +61,7 @@ def _status(ns: argparse.Namespace) -> int:
     from scievals.scicode.dataset import load_problems
     from scievals.scicode.regenerate import dev_targets_path
     from scievals.scicode.targets import describe_official, official_h5
+    from scievals.scicode.verified_targets import describe_verified, verified_h5
 
     try:
         problems = load_problems("all")
@@ -48,6 +70,11 @@ def _status(ns: argparse.Namespace) -> int:
         print(f"problems: unavailable: {exc}")
     path = official_h5(ns.h5)
     print("official test_data.h5: " + (describe_official(path, ns.verify) if path else "absent"))
+    found = verified_h5(ns.verified_h5)
+    print(
+        "SciCode-Verified test_data_cleaned.h5: "
+        + (describe_verified(found, ns.verify) if found else "absent")
+    )
     dev = dev_targets_path()
     print(
         f"regenerated dev targets: {dev if dev.exists() else 'not built yet (scievals data prepare)'}"
@@ -69,8 +96,39 @@ def _prepare(ns: argparse.Namespace) -> int:
 
 def _fetch(ns: argparse.Namespace) -> int:
     from scievals.scicode.targets import fetch_official
+    from scievals.scicode.verified_targets import fetch_release
 
-    print(f"scievals: official targets at {fetch_official(timeout=ns.timeout)}", file=sys.stderr)
+    if ns.dataset == "verified":
+        path = fetch_release(timeout=ns.timeout)
+        print(f"scievals: SciCode-Verified targets at {path} (md5 verified)", file=sys.stderr)
+    else:
+        print(
+            f"scievals: official targets at {fetch_official(timeout=ns.timeout)}", file=sys.stderr
+        )
+    return 0
+
+
+def _build_verified(ns: argparse.Namespace) -> int:
+    from scievals.scicode import verified
+    from scievals.scicode.targets import official_h5
+    from scievals.scicode.verified_targets import (
+        build_verified,
+        cached_path,
+        load_patches,
+        step_test_counts,
+    )
+
+    original = official_h5(ns.h5)
+    if original is None:
+        raise ArtifactError("build-verified needs the original test_data.h5: pass --h5 PATH")
+    report = build_verified(
+        original,
+        Path(ns.out) if ns.out else cached_path(),
+        load_patches(ns.source),
+        step_test_counts(verified.verified_file(verified.PROBLEMS_FILE, ns.source)),
+        allow_missing=ns.allow_missing,
+    )
+    print(f"scievals: {report.message}", file=sys.stderr)
     return 0
 
 
@@ -85,9 +143,40 @@ def register(groups: dict) -> None:
         default=None,
         help="default: inferred from the step ids",
     )
-    grade.add_argument("--h5", default=None, help="the official test_data.h5")
-    grade.add_argument("--timeout", type=int, default=300, help="seconds per step program")
+    grade.add_argument(
+        "--dataset",
+        choices=["original", "verified"],
+        default="original",
+        help="SciCode, or SciCode-Verified (64 problems, 287 steps, its own targets)",
+    )
+    grade.add_argument(
+        "--source", default="package", help="problem files: package, hf, github or a directory"
+    )
+    grade.add_argument("--h5", default=None, help="the targets file (test_data.h5, or Verified's)")
+    grade.add_argument(
+        "--timeout",
+        type=int,
+        default=None,
+        help="seconds per step program and runtime (default 300; 1800 for Verified)",
+    )
     grade.add_argument("--extraction", choices=["inspect", "original"], default="inspect")
+    grade.add_argument(
+        "--step-count",
+        choices=["official", "inspect_evals", "upstream", "verified"],
+        default=None,
+        help="which steps are scored (default: official; verified for that dataset)",
+    )
+    grade.add_argument(
+        "--runtimes",
+        default=None,
+        help="scoring runtimes tried in order, e.g. 2024,2025 (default 2024; both for Verified)",
+    )
+    grade.add_argument(
+        "--all-runtimes",
+        action="store_true",
+        help="grade every step in every runtime (default: only what earlier ones failed)",
+    )
+    grade.add_argument("--sandbox", default="scievals", help="sandbox provider (default scievals)")
     grade.add_argument("--out", default=None, help="write the verdicts here (default: stdout)")
     grade.set_defaults(func=_grade)
 
@@ -95,11 +184,36 @@ def register(groups: dict) -> None:
     sub = data.add_subparsers(dest="data_command", required=True)
     status = sub.add_parser("status", help="what is present")
     status.add_argument("--h5", default=None)
-    status.add_argument("--verify", action="store_true", help="check the official file's sha256")
+    status.add_argument("--verified-h5", default=None, help="SciCode-Verified's targets file")
+    status.add_argument(
+        "--verify",
+        action="store_true",
+        help="check the files' sha256 (official) and md5 (Verified)",
+    )
     status.set_defaults(func=_status)
     sub.add_parser(
         "prepare", help="fetch problem files, build the runtime, regenerate dev targets"
     ).set_defaults(func=_prepare)
-    fetch = sub.add_parser("fetch", help="download the official test_data.h5 (about 1 GB)")
+    fetch = sub.add_parser(
+        "fetch", help="download the targets: test_data.h5, or Verified's release (about 1 GB)"
+    )
+    fetch.add_argument("--dataset", choices=["original", "verified"], default="original")
     fetch.add_argument("--timeout", type=float, default=30.0)
     fetch.set_defaults(func=_fetch)
+    build = sub.add_parser(
+        "build-verified", help="build SciCode-Verified's targets from test_data.h5 + its patches"
+    )
+    build.add_argument("--h5", default=None, help="the original test_data.h5")
+    build.add_argument(
+        "--source",
+        default="package",
+        help="Verified's files: package/github (the public repository) or a directory",
+    )
+    build.add_argument("--out", default=None, help="default: the cache's test_data_cleaned.h5")
+    build.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="build even if the result cannot be the release (patches or transforms missing); "
+        "the file records why",
+    )
+    build.set_defaults(func=_build_verified)

@@ -8,10 +8,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from scievals.scicode.dataset import Split
+from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
+from scievals.scicode.dataset import (
+    Dataset,
+    Problem,
+    Split,
+    StepCount,
+    check_choice,
+    load_problems,
+)
 from scievals.scicode.runner import DEFAULT_TIMEOUT
+
+VERIFIED_TIMEOUT = 1800
+"""SciCode-Verified's canonical protocol: 1,800 s per step per environment."""
+VERIFIED_RUNTIMES = ("2024", "2025")
+"""SciCode-Verified's two pinned environments: a step passes if either accepts it."""
 
 if TYPE_CHECKING:
     from scievals.sandbox.provider import ScievalsSandboxConfig
@@ -27,24 +40,60 @@ class SciCodeConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    dataset: Dataset = "original"
     split: Split = "test"
     provide_scientific_background: bool = False
     prompt_protocol: PromptProtocol = "single_turn"
     previous_steps: PreviousSteps = "model"
     extraction: Extraction = "inspect"
-    timeout: int = Field(default=DEFAULT_TIMEOUT, gt=0)
+    timeout: int | None = Field(default=None, gt=0)
+    """Seconds per step program (per runtime); None: 300, or 1800 for the Verified dataset."""
     h5: str | None = None
     targets: TargetsChoice = "auto"
     source: str = "package"
     sandbox: str = "scievals"
+    step_count: StepCount | None = None
+    """None: ``official``, or ``verified`` for that dataset (see ``dataset.StepCount``)."""
+    runtimes: tuple[str, ...] | None = None
+    """Scoring runtimes in the order tried; None: ``2024``, or ``2024,2025`` for Verified."""
+    all_runtimes: bool = False
+    """Grade every step in every runtime (default: a runtime sees only what the ones before it
+    failed)."""
+
+    @field_validator("runtimes", mode="before")
+    @classmethod
+    def _known_runtimes(cls, value: object) -> tuple[str, ...] | None:
+        return None if value is None else check_runtimes(value)  # type: ignore[arg-type]
 
     @model_validator(mode="after")
-    def _dev_only_choices(self) -> SciCodeConfig:
+    def _choices_that_exist(self) -> SciCodeConfig:
         if self.previous_steps == "gold" and self.split != "dev":
             raise ValueError("previous_steps=gold needs split=dev (only the dev set has gold code)")
         if self.targets == "regenerated" and self.split != "dev":
             raise ValueError("targets=regenerated exists for the dev split only (test has no gold)")
+        check_choice(self.dataset, self.split, self.steps_convention)
         return self
+
+    @property
+    def verified(self) -> bool:
+        return self.dataset == "verified"
+
+    @property
+    def steps_convention(self) -> StepCount:
+        """The step count convention in force (the protocol's ``step_count``)."""
+        return self.step_count or ("verified" if self.verified else "official")
+
+    @property
+    def step_timeout(self) -> int:
+        return self.timeout or (VERIFIED_TIMEOUT if self.verified else DEFAULT_TIMEOUT)
+
+    @property
+    def runtime_names(self) -> tuple[str, ...]:
+        return self.runtimes or (VERIFIED_RUNTIMES if self.verified else (DEFAULT_RUNTIME,))
+
+    def problems(self) -> tuple[Problem, ...]:
+        """The problems this protocol asks and scores (cached by ``load_problems``)."""
+        return load_problems(self.split, self.source, self.dataset, self.steps_convention)
 
     @property
     def gold_previous(self) -> bool:
@@ -57,10 +106,15 @@ class SciCodeConfig(BaseModel):
         return self.prompt_protocol + (" + gold previous steps" if self.gold_previous else "")
 
 
-def sandbox_config(timeout: int) -> ScievalsSandboxConfig:
-    """Our sandbox's CPU and wall limits follow the step timeout (1800 s for parity runs)."""
+def sandbox_config(
+    timeout: int, runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
+) -> ScievalsSandboxConfig:
+    """Our sandbox's CPU and wall limits follow the step timeout (1800 s for parity runs); each
+    sample gets an environment per runtime."""
     from scievals.sandbox.provider import ScievalsSandboxConfig
 
     return ScievalsSandboxConfig(
-        cpu_seconds=float(max(600, timeout)), wall_seconds=float(max(1800, timeout))
+        cpu_seconds=float(max(600, timeout)),
+        wall_seconds=float(max(1800, timeout)),
+        runtimes=runtimes,
     )

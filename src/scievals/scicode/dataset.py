@@ -6,6 +6,7 @@ heavy dependencies are never installed), so that a run needs no network beyond t
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from dataclasses import dataclass
@@ -18,8 +19,23 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from scievals.artifacts import ArtifactError, download, pip_wheel, wheel_member
 from scievals.inputs import InputError
 from scievals.paths import cache_dir
+from scievals.scicode.verified import PROBLEMS_FILE as VERIFIED_PROBLEMS
+from scievals.scicode.verified import strip_imports, verified_file
 
 Split = Literal["test", "dev", "all"]
+Dataset = Literal["original", "verified"]
+StepCount = Literal["official", "inspect_evals", "upstream", "verified"]
+"""Which steps are asked and scored, as each published number counts them:
+
+- ``official``: the pre-supplied steps 13.6, 62.1 and 76.3 get the official code whole and are
+  never scored (288 test / 50 dev / 338 steps, the official script's denominators);
+- ``inspect_evals``: they are asked of the model and scored like any other step (291 / 50 / 341);
+- ``upstream``: as official, but 13.6 and 62.1 get what the upstream loader extracts from the
+  official files, the first ``__init__`` only (upstream issue #59), so problems 13 and 62
+  cannot be solved (leaderboard parity);
+- ``verified``: SciCode-Verified's (64 problems, 287 steps): the three steps get the official
+  code without its import lines, as Verified's runner injects it, and are never scored.
+"""
 
 SCICODE_WHEEL = "nvidia-scicode==26.3"
 SCICODE_WHEEL_SHA256 = "c4b277f7bf4d7f8a5d41ff2cb64394238a01d4ef80b69985098539b95ac668bd"
@@ -122,7 +138,10 @@ def official_file(name: str, source: str = "package") -> bytes:
     return data
 
 
-def _step(raw: dict[str, Any], presupplied: dict[str, str]) -> Step:
+def _step(raw: dict[str, Any], supplied: dict[str, str], official: dict[str, str]) -> Step:
+    """One step; a pre-supplied step that is asked (``inspect_evals``) has the official code as
+    its gold, so the reference model answers it with what the official harness fills in."""
+    step_id = raw["step_number"]
     tests = tuple(
         "\n".join(line for line in test.split("\n") if _CMP_IMPORT not in line)
         for test in raw["test_cases"]
@@ -135,37 +154,97 @@ def _step(raw: dict[str, Any], presupplied: dict[str, str]) -> Step:
         # 13.6 and 62.1 have none; both harnesses format it as "None", and so do we.
         return_line=str(raw.get("return_line")),
         tests=tests,
-        gold_code=raw.get("ground_truth_code"),
-        presupplied_code=presupplied.get(raw["step_number"]),
+        gold_code=raw.get("ground_truth_code")
+        or (official.get(step_id) if step_id not in supplied else None),
+        presupplied_code=supplied.get(step_id),
+    )
+
+
+def upstream_extract(code: str) -> str:
+    """What the upstream loader keeps of a class-headed pre-supplied step: the first
+    ``__init__`` it finds, as a bare function (spec §1: its name regex misses ``class X:``)."""
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            return ast.unparse(node) + "\n"
+    return code
+
+
+def official_presupplied(source: str = "package") -> dict[str, str]:
+    """The official code of each pre-supplied step (from ``source`` if it holds the files)."""
+    local = "package" if source in ("hf", "github") else source
+    codes = {}
+    for step in PRESUPPLIED_STEPS:
+        try:
+            codes[step] = official_file(f"{step}.txt", local).decode()
+        except ArtifactError:  # a local folder of other files (Verified's) lacks them
+            codes[step] = official_file(f"{step}.txt", "package").decode()
+    return codes
+
+
+def supplied_codes(step_count: StepCount, official: dict[str, str]) -> dict[str, str]:
+    """The code each pre-supplied step is given under a convention (none: they are asked)."""
+    if step_count == "inspect_evals":
+        return {}
+    if step_count == "upstream":
+        return {s: upstream_extract(c) if s in ("13.6", "62.1") else c for s, c in official.items()}
+    if step_count == "verified":
+        return {s: strip_imports(c) for s, c in official.items()}
+    return dict(official)
+
+
+def check_choice(dataset: Dataset, split: Split, step_count: StepCount) -> None:
+    """A dataset, split and step count that exist together (one-line ``InputError`` if not)."""
+    if split not in SPLIT_FILES:
+        raise InputError(f"unknown SciCode split {split!r}: use test, dev or all")
+    if dataset not in ("original", "verified"):
+        raise InputError(f"unknown SciCode dataset {dataset!r}: use original or verified")
+    if dataset == "verified" and split != "test":
+        raise InputError("SciCode-Verified corrects the test split only: use split=test")
+    if step_count == "verified" and dataset != "verified":
+        raise InputError("step_count=verified counts SciCode-Verified's steps: use dataset=verified")
+    if step_count in ("official", "upstream") and dataset == "verified":
+        raise InputError(
+            f"step_count={step_count} counts the original test split: with dataset=verified use "
+            "verified (287 steps) or inspect_evals"
+        )
+
+
+def _problem(
+    raw: dict[str, Any], supplied: dict[str, str], official: dict[str, str], part: str
+) -> Problem:
+    return Problem(
+        problem_id=str(raw["problem_id"]),
+        name=raw.get("problem_name", ""),
+        dependencies=raw["required_dependencies"],
+        steps=tuple(_step(s, supplied, official) for s in raw["sub_steps"]),
+        split="dev" if part == "dev" else "test",
     )
 
 
 @cache
-def load_problems(split: Split = "test", source: str = "package") -> tuple[Problem, ...]:
-    """Problems of a split in file order, with the pre-supplied steps' official code attached."""
-    if split not in SPLIT_FILES:
-        raise InputError(f"unknown SciCode split {split!r}: use test, dev or all")
-    presupplied = {
-        step: official_file(f"{step}.txt", "package" if source == "hf" else source).decode()
-        for step in PRESUPPLIED_STEPS
-    }
+def load_problems(
+    split: Split = "test",
+    source: str = "package",
+    dataset: Dataset = "original",
+    step_count: StepCount | None = None,
+) -> tuple[Problem, ...]:
+    """Problems of a split in file order, the pre-supplied steps' code attached as the step
+    count convention says (default: ``official``, or ``verified`` for that dataset)."""
+    step_count = step_count or ("verified" if dataset == "verified" else "official")
+    check_choice(dataset, split, step_count)
+    official = official_presupplied(source)
+    supplied = supplied_codes(step_count, official)
+    if dataset == "verified":
+        lines = verified_file(VERIFIED_PROBLEMS, source).decode().splitlines()
+        return tuple(
+            _problem(json.loads(line), supplied, official, "test") for line in lines if line
+        )
     problems: list[Problem] = []
     for name in SPLIT_FILES[split]:
-        part: Literal["test", "dev"] = "dev" if "dev" in name else "test"
+        part = "dev" if "dev" in name else "test"
         for line in official_file(name, source).decode().splitlines():
-            if not line.strip():
-                continue
-            raw = json.loads(line)
-            steps = tuple(_step(s, presupplied) for s in raw["sub_steps"])
-            problems.append(
-                Problem(
-                    problem_id=str(raw["problem_id"]),
-                    name=raw.get("problem_name", ""),
-                    dependencies=raw["required_dependencies"],
-                    steps=steps,
-                    split=part,
-                )
-            )
+            if line.strip():
+                problems.append(_problem(json.loads(line), supplied, official, part))
     return tuple(problems)
 
 

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from scievals.inputs import InputError, read_jsonl
-from scievals.scicode.config import Extraction
-from scievals.scicode.dataset import Problem, Split, load_problems
+from scievals.scicode.config import Extraction, SciCodeConfig, sandbox_config
+from scievals.scicode.dataset import Dataset, Problem, Split, StepCount, load_problems
 from scievals.scicode.metrics import problem_solved
-from scievals.scicode.runner import run_step
+from scievals.scicode.runner import grade_step
 from scievals.scicode.schedule import StepCache, expected_cost
 from scievals.scicode.solver import extract
 from scievals.scicode.targets_source import target_lookup
@@ -58,23 +61,47 @@ async def grade(
     completions: dict[str, str],
     split: Split | None = None,
     h5: str | None = None,
-    timeout: int = 300,
+    timeout: int | None = None,
     extraction: Extraction = "inspect",
+    dataset: Dataset = "original",
+    source: str = "package",
+    step_count: StepCount | None = None,
+    runtimes: str | tuple[str, ...] | None = None,
+    all_runtimes: bool = False,
+    sandbox: str = "scievals",
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Verdicts for every step in ``completions`` and the split's summary."""
-    from scievals.sandbox import session
+    """Verdicts for every step in ``completions`` and the split's summary (the protocol's
+    choices as the task's parameters of the same names)."""
+    from scievals.sandbox.environments import environments
 
-    split = split or infer_split(set(completions))
-    problems = load_problems(split)
+    if split is None:
+        split = "test" if dataset == "verified" else infer_split(set(completions))
+    try:
+        config = SciCodeConfig(
+            split=split,
+            h5=h5,
+            timeout=timeout,
+            extraction=extraction,
+            dataset=dataset,
+            source=source,
+            step_count=step_count,
+            runtimes=runtimes,
+            all_runtimes=all_runtimes,
+            sandbox=sandbox,
+        )
+    except ValidationError as exc:
+        raise InputError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
+    problems = config.problems()
     known = {s.step_id for p in problems for s in p.scored_steps}
     unknown = sorted(set(completions) - known)
     if unknown:
         raise InputError(f"steps not scored in split {split!r}: {', '.join(unknown[:5])}")
-    lookup, _ = target_lookup(split, "auto", h5)
+    lookup, _ = target_lookup(split, "auto", h5, config.dataset)
     wanted = set(completions)
     cache = StepCache()
     jobs = []
-    async with session() as env:
+    limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
+    async with environments(sandbox, config.runtime_names, **limits) as envs:
         for problem in problems:
             steps = [s for s in problem.scored_steps if s.step_id in wanted]
             if not steps:
@@ -89,7 +116,16 @@ async def grade(
         jobs.sort(key=lambda job: -expected_cost(job[1].step_id))
         results = await asyncio.gather(
             *[
-                run_step(env, problem, s, codes, partial(lookup, s), timeout, cache)
+                grade_step(
+                    envs,
+                    problem,
+                    s,
+                    codes,
+                    partial(lookup, s),
+                    config.step_timeout,
+                    cache,
+                    config.all_runtimes,
+                )
                 for problem, s, codes in jobs
             ]
         )
@@ -99,10 +135,32 @@ async def grade(
             "passed": v.passed,
             "reason": v.reason,
             "reason_kind": v.reason_kind,
+            "runtime": v.runtime,
+            "runtimes": v.runtimes,
         }
         for v in results
     }
     ordered = [
         verdicts[s.step_id] for p in problems for s in p.scored_steps if s.step_id in verdicts
     ]
-    return ordered, summary(problems, verdicts)
+    report = summary(problems, verdicts)
+    report.update(
+        dataset=config.dataset,
+        step_count=config.steps_convention,
+        runtimes=list(config.runtime_names),
+        added_by_later_runtimes=added_by_later_runtimes(verdicts.values(), config.runtime_names),
+    )
+    return ordered, report
+
+
+def added_by_later_runtimes(
+    verdicts: Iterable[dict[str, Any]], runtimes: tuple[str, ...]
+) -> dict[str, int]:
+    """Runtime -> steps it passed that every runtime before it failed (what it added)."""
+    added = dict.fromkeys(runtimes[1:], 0)
+    for verdict in verdicts:
+        tried = verdict.get("runtimes") or {}
+        first = next((name for name in runtimes if tried.get(name, {}).get("passed")), None)
+        if first is not None and first != runtimes[0]:
+            added[first] += 1
+    return added

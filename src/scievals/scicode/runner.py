@@ -12,7 +12,7 @@ import ast
 import re
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
 
@@ -67,6 +67,11 @@ class StepVerdict:
     seconds: float = 0.0
     reused: bool = False
     """The same program was already graded in this run: this is its verdict."""
+    runtime: str | None = None
+    """The scoring runtime whose verdict this is (with several: the first that passed, else
+    the first tried)."""
+    runtimes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Runtime name -> that runtime's own verdict, for every runtime that graded the step."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -220,6 +225,54 @@ async def judge_tests(
     )
 
 
+async def grade_step(
+    envs: dict[str, SandboxEnvironment],
+    problem: Problem,
+    step: Step,
+    codes: dict[str, str],
+    targets: list[Any] | Callable[[], list[Any]],
+    timeout: int = DEFAULT_TIMEOUT,
+    cache: StepCache | None = None,
+    all_runtimes: bool = False,
+) -> StepVerdict:
+    """Grade one step in each scoring runtime of ``envs`` (name -> environment, in the order
+    tried) and pass it if any passes. A runtime is tried only where the ones before it failed,
+    unless ``all_runtimes``; a failure decided before running (syntax, size) is the same in
+    every runtime and is not run again. The targets are read once."""
+    read: list[list[Any]] = []
+
+    def shared() -> list[Any]:
+        if not read:
+            read.append(targets() if callable(targets) else targets)
+        return read[0]
+
+    verdicts: dict[str, StepVerdict] = {}
+    for name, env in envs.items():
+        verdict = await run_step(env, problem, step, codes, shared, timeout, cache, name)
+        verdicts[name] = verdict
+        if (
+            verdict.passed
+            and not all_runtimes
+            or _decided_statically(problem, step, codes, verdict)
+        ):
+            break
+    chosen = next((v for v in verdicts.values() if v.passed), next(iter(verdicts.values())))
+    own = {
+        name: {k: v.as_dict()[k] for k in ("passed", "reason_kind", "reason", "seconds")}
+        for name, v in verdicts.items()
+    }
+    return replace(chosen, runtimes=own)
+
+
+def _decided_statically(
+    problem: Problem, step: Step, codes: dict[str, str], verdict: StepVerdict
+) -> bool:
+    """The failure came before running (the syntax check is cached), so no runtime differs."""
+    if verdict.reason_kind not in ("syntax_error", "too_large"):
+        return False
+    return static_failure(problem, step, codes) is not None
+
+
 async def run_step(
     env: SandboxEnvironment,
     problem: Problem,
@@ -228,19 +281,21 @@ async def run_step(
     targets: list[Any] | Callable[[], list[Any]],
     timeout: int = DEFAULT_TIMEOUT,
     cache: StepCache | None = None,
+    runtime: str | None = None,
 ) -> StepVerdict:
     """Grade one step. ``targets`` may be a function that reads them: it is called only once
     the program has run, so the targets of waiting steps are not all held at once. With
     ``cache``, a program already graded in this run is not run again (the same code before and
     in the step, so the same tests and targets, and the same timeout)."""
     if cache is None:
-        return await _run_step(env, problem, step, codes, targets, timeout)
+        verdict = await _run_step(env, problem, step, codes, targets, timeout)
+        return replace(verdict, runtime=runtime)
     used = [codes.get(s.step_id, "") for s in (*problem.earlier(step), step)]
-    key = StepCache.key(problem.problem_id, step.step_id, used, timeout)
+    key = StepCache.key(problem.problem_id, step.step_id, used, timeout, runtime)
     verdict, reused = await cache.once(
         key, lambda: _run_step(env, problem, step, codes, targets, timeout)
     )
-    return replace(verdict, reused=True) if reused else verdict
+    return replace(verdict, reused=reused, runtime=runtime)
 
 
 async def _run_step(

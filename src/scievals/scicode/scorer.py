@@ -18,10 +18,12 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox
 
+from scievals.inputs import InputError
+from scievals.sandbox.runtime import runtime_environment
 from scievals.scicode.config import PreviousSteps, SciCodeConfig, TargetsChoice, sandbox_config
-from scievals.scicode.dataset import Problem, Split, Step, load_problems
+from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount
 from scievals.scicode.metrics import METRICS
-from scievals.scicode.runner import DEFAULT_TIMEOUT, StepVerdict, run_step
+from scievals.scicode.runner import StepVerdict, grade_step
 from scievals.scicode.schedule import StepCache
 from scievals.scicode.solver import STORE_KEY
 from scievals.scicode.targets_source import TargetSource
@@ -29,12 +31,23 @@ from scievals.scicode.targets_source import TargetSource
 TargetLookup = Callable[[Step], list[Any]]
 
 
+def _line(v: StepVerdict) -> str:
+    line = f"{v.step}: {'pass' if v.passed else 'FAIL'}" + ("" if v.passed else f" ({v.reason})")
+    if len(v.runtimes) > 1 or (v.passed and v.runtimes and v.runtime != next(iter(v.runtimes))):
+        line += (
+            " ["
+            + ", ".join(
+                f"{name}: {'pass' if r['passed'] else r['reason_kind']}"
+                for name, r in v.runtimes.items()
+            )
+            + "]"
+        )
+    return line
+
+
 def summarize(verdicts: list[StepVerdict]) -> Score:
     value = {v.step: 1.0 if v.passed else 0.0 for v in verdicts}
-    lines = [
-        f"{v.step}: {'pass' if v.passed else 'FAIL'}" + ("" if v.passed else f" ({v.reason})")
-        for v in verdicts
-    ]
+    lines = [_line(v) for v in verdicts]
     return Score(
         value=value,
         answer=f"{sum(v.passed for v in verdicts)}/{len(verdicts)} steps",
@@ -44,7 +57,7 @@ def summarize(verdicts: list[StepVerdict]) -> Score:
 
 
 async def score_problem(
-    env: Any,
+    envs: dict[str, Any],
     problem: Problem,
     codes: dict[str, str],
     targets: TargetLookup,
@@ -52,25 +65,45 @@ async def score_problem(
     gold_previous: bool = False,
     only: set[str] | None = None,
     cache: StepCache | None = None,
+    all_runtimes: bool = False,
 ) -> Score:
     """Score the problem's scored steps (or ``only`` these), all step programs at once (the
-    step queue orders them with every other problem's); ``cache`` spans the run."""
+    step queue orders them with every other problem's), each in the runtimes of ``envs``
+    (name -> environment, in the order tried); ``cache`` spans the run."""
     steps = [s for s in problem.scored_steps if only is None or s.step_id in only]
     verdicts = await asyncio.gather(
         *[
-            run_step(
-                env,
+            grade_step(
+                envs,
                 problem,
                 step,
                 problem.context(step, codes, gold_previous),
                 targets(step),
                 timeout,
                 cache,
+                all_runtimes,
             )
             for step in steps
         ]
     )
     return summarize(list(verdicts))
+
+
+def _runtime_environments(names: tuple[str, ...]) -> dict[str, Any]:
+    """The sample's environment for each runtime; a missing one is a setup error that names
+    what the sandbox configuration lacks."""
+    envs = {}
+    for index, name in enumerate(names):
+        wanted = runtime_environment(name, index)
+        try:
+            envs[name] = sandbox(wanted)
+        except ValueError:
+            raise InputError(
+                f"runtime {name} needs a sandbox environment named {wanted!r} (a compose "
+                "service of that name serving the runtime's image; `scievals sandbox image` "
+                "writes one)"
+            ) from None
+    return envs
 
 
 @scorer(metrics=METRICS)
@@ -79,13 +112,18 @@ def scicode_scorer(
     source: str = "package",
     targets: TargetsChoice = "auto",
     h5: str | None = None,
-    timeout: int = DEFAULT_TIMEOUT,
+    timeout: int | None = None,
     previous_steps: PreviousSteps = "model",
+    dataset: Dataset = "original",
+    step_count: StepCount | None = None,
+    runtimes: list[str] | None = None,
+    all_runtimes: bool = False,
 ) -> Scorer:
     """Runs each step against its targets; value is ``{step: 1.0|0.0}``, reasons in metadata.
 
-    Parameters are the task's of the same names. Re-scoring a log outside its eval (no sample
-    sandbox) runs the programs in a ``scievals`` sandbox of its own.
+    Parameters are the task's of the same names. Each runtime is the sample's sandbox
+    environment ``runtime_environment`` names. Re-scoring a log outside its eval (no sample
+    sandbox) runs the programs in ``scievals`` sandboxes of its own.
     """
     config = SciCodeConfig(
         split=split,
@@ -94,15 +132,20 @@ def scicode_scorer(
         h5=h5,
         timeout=timeout,
         previous_steps=previous_steps,
+        dataset=dataset,
+        step_count=step_count,
+        runtimes=tuple(runtimes) if runtimes else None,
+        all_runtimes=all_runtimes,
     )
-    target_source = TargetSource(config.split, config.targets, config.h5)
+    names = config.runtime_names
+    target_source = TargetSource(config.split, config.targets, config.h5, config.dataset)
     cache = StepCache()  # one run: the same program over epochs is graded once
     problems: dict[str, Problem] = {}
     ready: anyio.Lock | None = None
 
     def load() -> None:
         target_source.prepare()
-        problems.update((p.problem_id, p) for p in load_problems(config.split, config.source))
+        problems.update((p.problem_id, p) for p in config.problems())
 
     async def prepare() -> None:
         """Once, when the first sample is scored: target files found, problems loaded."""
@@ -122,17 +165,19 @@ def scicode_scorer(
             problem=problem,
             codes=codes,
             targets=lambda step: by_step[step.step_id],
-            timeout=config.timeout,
+            timeout=config.step_timeout,
             gold_previous=config.gold_previous,
             cache=cache,
+            all_runtimes=config.all_runtimes,
         )
         try:
-            env = sandbox()
+            envs = _runtime_environments(names)
         except ProcessLookupError:  # re-scoring a log: its samples have no sandbox now
-            from scievals.sandbox import session
+            from scievals.sandbox.environments import environments
 
-            async with session(**sandbox_config(config.timeout).model_dump()) as own:
+            limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
+            async with environments("scievals", names, **limits) as own:
                 return await run(own)
-        return await run(env)
+        return await run(envs)
 
     return score

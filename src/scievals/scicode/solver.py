@@ -21,7 +21,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from scievals.models.reference import REPLY_KEY
 from scievals.scicode.config import Extraction, PreviousSteps
-from scievals.scicode.dataset import Problem, Split, Step, load_problems
+from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
 from scievals.scicode.extract import extract_code, original_extract
 from scievals.scicode.prompts import (
     chat_step_prompt,
@@ -67,8 +67,10 @@ async def _solve_steps(
     state.store.set(STORE_KEY, {"completions": completions, "codes": codes})
 
 
-def _problems(split: Split, source: str) -> dict[str, Problem]:
-    return {p.problem_id: p for p in load_problems(split, source)}
+def _problems(
+    split: Split, source: str, dataset: Dataset, step_count: StepCount | None
+) -> dict[str, Problem]:
+    return {p.problem_id: p for p in load_problems(split, source, dataset, step_count)}
 
 
 @solver
@@ -78,10 +80,12 @@ def single_turn_solver(
     provide_scientific_background: bool = False,
     previous_steps: PreviousSteps = "model",
     extraction: Extraction = "inspect",
+    dataset: Dataset = "original",
+    step_count: StepCount | None = None,
 ) -> Solver:
     """The official protocol: each step's prompt is built afresh and carries the code used for
     the earlier steps (the model's own, or gold with ``previous_steps='gold'``)."""
-    problems = _problems(split, source)
+    problems = _problems(split, source, dataset, step_count)
     gold_previous = previous_steps == "gold"
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
@@ -109,10 +113,12 @@ def chat_solver(
     source: str = "package",
     provide_scientific_background: bool = False,
     extraction: Extraction = "inspect",
+    dataset: Dataset = "original",
+    step_count: StepCount | None = None,
 ) -> Solver:
     """inspect_evals' protocol: one conversation per problem, earlier steps as its history;
     pre-supplied code appears as an assistant turn."""
-    problems = _problems(split, source)
+    problems = _problems(split, source, dataset, step_count)
     chat_templates()  # fetched and verified now, not in the middle of a run
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

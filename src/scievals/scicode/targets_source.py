@@ -15,7 +15,7 @@ from typing import Any
 
 from scievals.artifacts import ArtifactError
 from scievals.scicode.config import TargetsChoice
-from scievals.scicode.dataset import Split, Step
+from scievals.scicode.dataset import Dataset, Split, Step
 from scievals.scicode.targets import ENV_H5, TargetFile, official_h5
 
 NO_H5 = (
@@ -27,10 +27,17 @@ NO_H5 = (
 
 class TargetSource:
     """``auto``: the official file for test steps and the regenerated file for dev steps (the
-    official dev targets of 78.3 cannot be met; spec §8); ``official`` or ``regenerated`` only."""
+    official dev targets of 78.3 cannot be met; spec §8); ``official`` or ``regenerated`` only.
+    For SciCode-Verified the official file is its own ``test_data_cleaned.h5``."""
 
-    def __init__(self, split: Split, choice: TargetsChoice = "auto", h5: str | None = None):
-        self.split, self.choice, self.h5 = split, choice, h5
+    def __init__(
+        self,
+        split: Split,
+        choice: TargetsChoice = "auto",
+        h5: str | None = None,
+        dataset: Dataset = "original",
+    ):
+        self.split, self.choice, self.h5, self.dataset = split, choice, h5, dataset
         self._official: Path | None = None
         self._regenerated: Path | None = None
         self._prepared = False
@@ -48,7 +55,8 @@ class TargetSource:
         """Which files serve, for the log (decided by the choice, not by what is on disk)."""
         parts = []
         if self.needs_official:
-            name = Path(self.h5).name if self.h5 else "test_data.h5"
+            default = "test_data_cleaned.h5" if self.dataset == "verified" else "test_data.h5"
+            name = Path(self.h5).name if self.h5 else default
             parts.append(
                 f"official h5 ({name})" + (" for test steps" if self.needs_regenerated else "")
             )
@@ -83,9 +91,14 @@ class TargetSource:
         self._prepared = True
 
     def _find_official(self) -> Path:
-        found = official_h5(self.h5)
+        if self.dataset == "verified":
+            from scievals.scicode.verified_targets import NO_VERIFIED_H5, verified_h5
+
+            found, missing = verified_h5(self.h5), NO_VERIFIED_H5
+        else:
+            found, missing = official_h5(self.h5), NO_H5
         if found is None:
-            raise ArtifactError(NO_H5)
+            raise ArtifactError(missing)
         return found
 
     def read(self, steps: Iterable[Step]) -> dict[str, list[Any]]:
@@ -105,9 +118,9 @@ class TargetSource:
 
 
 def target_lookup(
-    split: Split, choice: TargetsChoice = "auto", h5: str | None = None
+    split: Split, choice: TargetsChoice = "auto", h5: str | None = None, dataset: Dataset = "original"
 ) -> tuple[Callable[[Step], list[Any]], str]:
     """A step -> targets function ready to use (files prepared now), and the log note."""
-    source = TargetSource(split, choice, h5)
+    source = TargetSource(split, choice, h5, dataset)
     source.prepare()
     return lambda step: source.read([step])[step.step_id], source.note

@@ -14,8 +14,9 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
 from scievals.protocol import protocol
-from scievals.sandbox import protocol_fields
+from scievals.sandbox import protocol_fields, runtime_versions
 from scievals.sandbox.provider import ScievalsSandboxConfig
+from scievals.scicode import verified
 from scievals.scicode.config import (
     Extraction,
     PreviousSteps,
@@ -24,9 +25,8 @@ from scievals.scicode.config import (
     TargetsChoice,
     sandbox_config,
 )
-from scievals.scicode.dataset import DATA_VERSION, Problem, Split, load_problems, samples
+from scievals.scicode.dataset import DATA_VERSION, Dataset, Problem, Split, StepCount, samples
 from scievals.scicode.metrics import scicode_epochs
-from scievals.scicode.runner import DEFAULT_TIMEOUT
 from scievals.scicode.scorer import scicode_scorer
 from scievals.scicode.solver import chat_solver, single_turn_solver
 from scievals.scicode.targets_source import TargetSource
@@ -41,12 +41,16 @@ def scicode(
     prompt_protocol: PromptProtocol = "single_turn",
     previous_steps: PreviousSteps = "model",
     extraction: Extraction = "inspect",
-    timeout: int = DEFAULT_TIMEOUT,
+    timeout: int | None = None,
     h5: str | None = None,
     targets: TargetsChoice = "auto",
     source: str = "package",
     sandbox: str = "scievals",
     include_dev_set: bool | None = None,
+    dataset: Dataset = "original",
+    step_count: StepCount | None = None,
+    runtimes: str | list[str] | None = None,
+    all_runtimes: bool = False,
 ) -> Task:
     """SciCode: research-coding problems, each step's code run against scientists' tests.
 
@@ -56,15 +60,30 @@ def scicode(
         prompt_protocol: ``single_turn`` (official templates) or ``chat`` (inspect_evals).
         previous_steps: earlier steps carry the model's own code (``model``) or gold (``gold``, dev).
         extraction: ``inspect`` (inspect_evals 3-A rules) or ``original`` (first python block).
-        timeout: seconds per step program (300 as inspect_evals; 1800 as the original).
-        h5: path to the official ``test_data.h5`` (else ``$SCIEVALS_SCICODE_H5`` or the cache).
+        timeout: seconds per step program and runtime (default 300 as inspect_evals, 1800 for
+            Verified; 1800 is the original's).
+        h5: the targets file: the official ``test_data.h5`` (else ``$SCIEVALS_SCICODE_H5`` or the
+            cache), or for Verified ``test_data_cleaned.h5``.
         targets: ``auto`` (official file for test steps, regenerated for dev), ``official``, or
             ``regenerated`` (dev only).
-        source: problem files from ``package`` (nvidia-scicode wheel), ``hf``, or a directory.
+        source: problem files from ``package`` (nvidia-scicode wheel; for Verified its public
+            repository), ``hf``, or a directory.
         sandbox: sandbox provider that runs model code (``scievals``, ``docker``, ...).
         include_dev_set: inspect_evals' name; true means ``split=all``.
+        dataset: ``original`` (SciCode) or ``verified`` (SciCode-Verified: 64 problems, 287
+            steps, its own targets; test split only).
+        step_count: which steps are asked and scored: ``official`` (288/50/338, default),
+            ``inspect_evals`` (291/341: pre-supplied steps asked and scored), ``upstream``
+            (official, with the upstream loader's truncated 13.6/62.1), ``verified`` (287).
+        runtimes: scoring runtimes tried in order, a step passing if any passes (``2024``
+            default; ``2024,2025`` for Verified).
+        all_runtimes: grade every step in every runtime (default: only what earlier ones failed).
     """
     config = SciCodeConfig(
+        dataset=dataset,
+        step_count=step_count,
+        runtimes=runtimes,
+        all_runtimes=all_runtimes,
         split="all" if include_dev_set else split,
         provide_scientific_background=provide_scientific_background,
         prompt_protocol=prompt_protocol,
@@ -76,8 +95,8 @@ def scicode(
         source=source,
         sandbox=sandbox,
     )
-    problems = load_problems(config.split, config.source)
-    target_source = TargetSource(config.split, config.targets, config.h5)
+    problems = config.problems()
+    target_source = TargetSource(config.split, config.targets, config.h5, config.dataset)
     missing = target_source.missing()
     if missing:
         logger.warning(
@@ -93,10 +112,17 @@ def scicode(
             h5=config.h5,
             timeout=config.timeout,
             previous_steps=config.previous_steps,
+            dataset=config.dataset,
+            step_count=config.step_count,
+            runtimes=list(config.runtime_names),
+            all_runtimes=config.all_runtimes,
         ),
         sandbox=_sandbox_spec(config),
         epochs=Epochs(1, scicode_epochs()),
-        metadata={"protocol": _protocol(config, problems, target_source.note)},
+        metadata={
+            "protocol": _protocol(config, problems, target_source.note),
+            "runtime_versions": runtime_versions(config.runtime_names),
+        },
     )
 
 
@@ -107,6 +133,8 @@ def _solver(config: SciCodeConfig) -> Solver:
             source=config.source,
             provide_scientific_background=config.provide_scientific_background,
             extraction=config.extraction,
+            dataset=config.dataset,
+            step_count=config.step_count,
         )
     return single_turn_solver(
         split=config.split,
@@ -114,25 +142,42 @@ def _solver(config: SciCodeConfig) -> Solver:
         provide_scientific_background=config.provide_scientific_background,
         previous_steps=config.previous_steps,
         extraction=config.extraction,
+        dataset=config.dataset,
+        step_count=config.step_count,
     )
 
 
-def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConfig]:
-    if config.sandbox != "scievals":
-        return config.sandbox
-    return config.sandbox, sandbox_config(config.timeout)
+def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConfig | str]:
+    if config.sandbox != "scievals":  # a bare docker: our compose file for these runtimes
+        from scievals.sandbox.environments import sandbox_spec
+
+        return sandbox_spec(config.sandbox, config.runtime_names)
+    return config.sandbox, sandbox_config(config.step_timeout, config.runtime_names)
 
 
 def _protocol(config: SciCodeConfig, problems: tuple[Problem, ...], targets: str) -> dict[str, Any]:
+    version = verified.DATA_VERSION if config.verified else DATA_VERSION
+    convention = config.steps_convention
     return protocol(
         "scicode",
-        data_version=f"{DATA_VERSION}; targets: {targets}",
+        dataset=config.dataset,
+        data_version=f"{version}; targets: {targets}",
         split=config.split,
         steps_counted=sum(len(p.scored_steps) for p in problems),
+        step_count=convention,
         background=config.provide_scientific_background,
         prompt=config.prompt,
-        scorer=f"sandboxed records; extraction={config.extraction}; pre-supplied steps "
-        "13.6/62.1/76.3 inserted whole, not scored",
-        timeout=config.timeout,
-        **protocol_fields(config.sandbox),
+        scorer=f"sandboxed records; extraction={config.extraction}; {PRESUPPLIED[convention]}"
+        + ("; a step passes if any runtime passes" if len(config.runtime_names) > 1 else ""),
+        timeout=config.step_timeout,
+        **protocol_fields(config.sandbox, config.runtime_names),
     )
+
+
+PRESUPPLIED = {
+    "official": "pre-supplied steps 13.6/62.1/76.3 inserted whole, not scored",
+    "inspect_evals": "pre-supplied steps 13.6/62.1/76.3 asked and scored like the rest",
+    "upstream": "pre-supplied steps inserted as the upstream loader does (13.6/62.1 cut to "
+    "__init__), not scored",
+    "verified": "pre-supplied steps 13.6/62.1/76.3 inserted without import lines, not scored",
+}
