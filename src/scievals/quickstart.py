@@ -2,8 +2,10 @@
 
 It shows the whole tool at work on a machine with no API key: the default local model answers
 a few SciCode dev problems (scored in the sandbox against regenerated targets) and part of one
-SciBench book, then the results table is printed with its protocol, and a report is written.
-``--full`` runs the whole SciCode dev set and all of SciBench ``main`` in the ``zero`` setting.
+SciBench book; the reference answers (gold code, gold answers) run on the same slice with the
+same settings, so the table shows the scale (what a perfect model scores) and that the grader
+works; then the results are printed to fit a terminal and a report is written. ``--full`` runs
+the whole SciCode dev set and all of SciBench ``main`` in the ``zero`` setting.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from inspect_ai import Task
     from inspect_ai.log import EvalLog
 
 # A slice chosen to finish in minutes on 2 cores: short SciCode dev problems (1, 4 and 19: four
@@ -26,6 +31,7 @@ SCICODE_SLICE = ["1", "4", "19"]
 SCIBENCH_BOOK = "quan"
 SCIBENCH_SLICE = 6
 SLICE_MAX_TOKENS = {"scicode": 1024, "scibench": 512}
+REFERENCE = "scievals/reference"
 
 
 def _say(message: str) -> None:
@@ -42,37 +48,35 @@ def run_main_job(
     from scievals.artifacts import ArtifactError
     from scievals.inputs import InputError
     from scievals.offline import seed_tiktoken
-    from scievals.report import write_report
-    from scievals.report.build import build_sections
-    from scievals.report.load import load_runs
-    from scievals.report.tables import to_markdown
+    from scievals.report import terminal, write_report
     from scievals.scibench.task import scibench
     from scievals.scicode.task import scicode
 
     seed_tiktoken()
     started = time.monotonic()
-    common = {"model": model, "log_dir": str(log_dir), "display": "plain", "max_connections": 1}
 
     def tokens(benchmark: str) -> int | None:
         return max_tokens or (None if full else SLICE_MAX_TOKENS[benchmark])
 
+    def both(task_of: Callable[[], Task], benchmark: str, **kwargs: object) -> list[EvalLog]:
+        """The model, then the reference answers on the same slice and settings."""
+        settings = dict(temperature=0.0, max_tokens=tokens(benchmark), display="plain")
+        settings |= dict(log_dir=str(log_dir), max_connections=1, **kwargs)
+        logs = inspect_eval(task_of(), model=model, **settings)
+        if model != REFERENCE:
+            _say(f"{benchmark}: the reference answers on the same slice (the scale)")
+            logs += inspect_eval(task_of(), model=REFERENCE, **settings)
+        return logs
+
     _say("SciCode dev" + ("" if full else f", problems {', '.join(SCICODE_SLICE)}"))
-    logs = inspect_eval(
-        scicode(split="dev"),
-        sample_id=None if full else SCICODE_SLICE,
-        temperature=0.0,
-        max_tokens=tokens("scicode"),
-        **common,
-    )
+    logs = both(lambda: scicode(split="dev"), "scicode", sample_id=None if full else SCICODE_SLICE)
     _say("SciBench main, zero" + ("" if full else f", {SCIBENCH_BOOK} (first {SCIBENCH_SLICE})"))
     skipped = []
     try:  # a missing data copy stops SciBench alone: SciCode's results are still reported
-        logs += inspect_eval(
-            scibench(setting="zero", books=None if full else SCIBENCH_BOOK),
+        logs += both(
+            lambda: scibench(setting="zero", books=None if full else SCIBENCH_BOOK),
+            "scibench",
             limit=None if full else SCIBENCH_SLICE,
-            temperature=0.0,
-            max_tokens=tokens("scibench"),
-            **common,
         )
     except (InputError, ArtifactError, FileNotFoundError) as exc:
         skipped.append("scibench")
@@ -81,22 +85,18 @@ def run_main_job(
     for log in failed:
         _say(f"{log.eval.task} did not finish: {log.error.message if log.error else log.status}")
     written = write_report([log.location for log in logs if log.status == "success"], out, "html")
-    runs, _ = load_runs([log.location for log in logs if log.status == "success"])
-    for section in build_sections(runs):
-        print(f"\n## {section.benchmark}\n")
-        print(to_markdown(section.tables[0]))
-    model, wall = model_seconds(logs)
+    print("\n" + terminal.summary(written.sections, str(written.main)), end="")
+    model_time, wall = model_seconds([log for log in logs if log.eval.model != REFERENCE])
     if wall:
         print(
-            f"\nHarness overhead: {wall - model:.1f} s of {wall:.1f} s wall time not spent in "
-            f"model calls ({100 * (wall - model) / wall:.1f}%, from the logs' model events)"
+            f"\nHarness overhead: {wall - model_time:.1f} s of {wall:.1f} s wall time not spent "
+            f"in model calls ({100 * (wall - model_time) / wall:.1f}%, from the logs' model events)"
         )
     minutes = (time.monotonic() - started) / 60
     print(
         f"\nDone in {minutes:.1f} min. Logs: {log_dir} (open them with: inspect view --log-dir {log_dir})"
     )
-    print(f"Report: {out / 'report.html'}")
-    return written, not (skipped or failed)
+    return written.files, not (skipped or failed)
 
 
 def model_seconds(logs: list[EvalLog]) -> tuple[float, float]:

@@ -38,11 +38,14 @@ def html_report(logs: Logs, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_html_page_links_only_files_that_exist(html_report: Path) -> None:
-    page = (html_report / "report.html").read_text(encoding="utf-8")
-    parser = _Links()
-    parser.feed(page)
-    expected = {
+def test_html_pages_link_only_files_that_exist(html_report: Path) -> None:
+    links = {}
+    for name in ("report.html", "leaderboard.html"):
+        parser = _Links()
+        parser.feed((html_report / name).read_text(encoding="utf-8"))
+        links[name] = set(parser.links) - {"data:,"}  # the empty icon: nothing to fetch
+    assert links["report.html"] == {
+        "leaderboard.html",
         "scicode_runs.png",
         "scicode_steps_r1.png",
         "scicode_steps_r2.png",
@@ -51,10 +54,18 @@ def test_html_page_links_only_files_that_exist(html_report: Path) -> None:
         "scibench_books_faithful.png",
         "scibench_books_robust.png",
     }
-    assert set(parser.links) == expected
-    for link in parser.links:
-        assert (html_report / link).read_bytes().startswith(PNG_MAGIC)
-    assert "http" not in page  # nothing to fetch: opens from disk
+    # one table per protocol: r1 and r3, r2 (background), r4 and r5
+    assert links["leaderboard.html"] == {
+        "report.html",
+        "leaderboard_1.png",
+        "leaderboard_2.png",
+        "leaderboard_3.png",
+    }
+    for link in set().union(*links.values()):
+        path = html_report / link
+        assert path.read_bytes().startswith(PNG_MAGIC) if link.endswith(".png") else path.exists()
+    for name in links:
+        assert "http" not in (html_report / name).read_text(encoding="utf-8")  # opens from disk
 
 
 def test_html_escapes_what_comes_from_logs(html_report: Path) -> None:
@@ -67,33 +78,40 @@ def test_html_holds_the_tables(html_report: Path) -> None:
     page = (html_report / "report.html").read_text(encoding="utf-8")
     for key in (
         "scicode_results",
+        "scicode_protocol",
         "scicode_published",
         "scicode_problems",
         "scicode_failures",
         "scicode_comparisons",
         "scicode_flips",
         "scibench_results",
+        "scibench_protocol",
         "scibench_by_book",
         "scibench_by_subject",
         "scibench_comparisons",
         "scibench_flips",
     ):
-        assert f'id="{key}"' in page
+        assert f'id="t-{key}"' in page
     assert '<td class="num">50.0 [6.8, 93.2]</td>' in page
-    assert page.index("<h2>scicode</h2>") < page.index("<h2>scibench</h2>")
+    # every benchmark's results come first, then the details; the record is a click away
+    order = ['id="t-scicode_results"', 'id="t-scibench_results"', 'id="scicode"', 'id="scibench"']
+    assert [page.index(x) for x in order] == sorted(page.index(x) for x in order)
+    assert "<details><summary>scicode: protocol of each run</summary>" in page
 
 
 def test_markdown_links_its_pngs(html_report: Path) -> None:
     md = (html_report / "report.md").read_text(encoding="utf-8")
-    assert "| r1 | mockllm/alpha | scicode |" in md
+    assert md.index("## Results") < md.index("### scicode: results") < md.index("## scicode")
     assert "![scicode: runs compared](scicode_runs.png)" in md
-    assert "\\<" not in md and "| 50.0 [6.8, 93.2] | 2/4 |" in md
+    assert "\\<" not in md and "| r1 | mockllm/alpha | 50.0 [6.8, 93.2] | 2/4 |" in md
 
 
 def test_csv_tables_keep_interval_bounds_apart(logs: Logs, tmp_path: Path) -> None:
-    written = write_report([logs.root], tmp_path, "csv")
+    written = write_report([logs.root], tmp_path, "csv").files
     assert {p.name for p in written} == {
         "scicode_results.csv",
+        "scicode_protocol.csv",
+        "scibench_protocol.csv",
         "scicode_published.csv",
         "scicode_problems.csv",
         "scicode_failures.csv",
@@ -161,7 +179,10 @@ def test_cli_report_with_chosen_pair(
         ]
     )
     assert ns.func(ns) == 0
-    assert capsys.readouterr().out.strip() == str(out / "report.md")
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[-1].endswith(str(out / "report.md"))
+    assert max(len(line) for line in printed.splitlines()[:-1]) <= 100
+    assert "scicode: results" in printed and "50.0 [6.8, 93.2]" in printed
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "| main problems | r2 | r1 | model: mockllm/beta -> mockllm/alpha |" in md
     assert "scibench" not in md

@@ -55,4 +55,5 @@ def test_report_reads_a_real_scibench_log(tmp_path: Path) -> None:
     results = dict(
         zip(tables["scibench_results"].columns, tables["scibench_results"].rows[0], strict=True)
     )
-    assert results["problems"] == 107 and results["faithful passed"].endswith("/107")
+    assert results["faithful correct"].endswith("/107")
+    assert "dataset problems 107" in " ".join(tables["scibench_results"].notes)

@@ -9,7 +9,7 @@ import pytest
 from inspect_ai import eval
 from inspect_ai.model import get_model
 
-from scievals.report.build import build_sections
+from scievals.report.build import DIFFERS, build_sections
 from scievals.report.load import load_runs
 from scievals.report.tables import text
 from scievals.report.write import resolve_pairs
@@ -49,7 +49,7 @@ def test_shards_of_one_selection_combine_into_one_run(tmp_path: Path) -> None:
     assert len(run.samples) == 6 and run.protocol["steps_counted"] == 583  # one dataset: once
     assert run.notes == ["combined from 2 logs over disjoint problems"]
     [row] = _results([run])
-    assert (row["problems"], row["faithful passed"], row["robust passed"]) == ("6", "4/6", "5/6")
+    assert (row["faithful correct"], row["robust correct"]) == ("4/6", "5/6")
     assert resolve_pairs([run], [[a.name, str(b)]]) == [(run, run)]
 
 
@@ -80,13 +80,14 @@ def test_max_tokens_is_part_of_the_protocol(tmp_path: Path) -> None:
     _run(tmp_path, None, max_tokens=512)
     runs, notes = load_runs([tmp_path])
     assert notes == [] and sorted(r.max_tokens or 0 for r in runs) == [0, 512]
-    assert sorted(row["max tokens"] for row in _results(runs)) == ["512", "default"]
+    rows = _results(runs)
+    assert sorted(row[DIFFERS] for row in rows) == ["max tokens 512", "max tokens default"]
     [section] = build_sections(runs)
     [cmp] = [t for t in section.tables if t.key == "scibench_comparisons"]
     differ = {
         text(dict(zip(cmp.columns, row, strict=True))["A and B differ in"]) for row in cmp.rows
     }
-    assert differ in ({"max tokens: - -> 512"}, {"max tokens: 512 -> -"})
+    assert differ in ({"max tokens: default -> 512"}, {"max tokens: 512 -> default"})
 
 
 @pytest.mark.skipif(not (DATA / "main" / "dataset").is_dir(), reason=f"no SciBench data at {DATA}")

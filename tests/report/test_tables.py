@@ -6,10 +6,12 @@ r3 scicode beta, r4 scibench alpha, r5 scibench beta.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from inspect_ai.log import read_eval_log
 
-from scievals.report.build import Section, build_sections, default_pairs
+from scievals.report.build import DIFFERS, Section, build_sections, default_pairs, results_table
 from scievals.report.load import Run, load_runs
 from scievals.report.published import REFERENCES, matches, references_for
 from scievals.report.tables import Table, text
@@ -66,42 +68,73 @@ def test_runs_are_read_from_the_log_api(logs: Logs, loaded: tuple[list[Run], lis
     assert len(runs[1].samples) == 8  # 4 problems x 2 epochs, unreduced
 
 
-def test_scicode_results(sections: dict[str, Section]) -> None:
+def test_scicode_results_put_scores_first(sections: dict[str, Section]) -> None:
     t = table(sections, "scicode_results")
+    assert t.columns == [
+        "run",
+        "model",
+        "main problems %",
+        "problems solved",
+        "subproblems (steps) %",
+        "steps passed",
+        DIFFERS,
+    ]
+    r1 = row(t, "r1")
+    assert r1[DIFFERS] == "background no; sandbox local; epochs 1"
+    # main: 2 of 4 solved (1, 10); exact interval [6.8, 93.2]
+    assert (r1["main problems %"], r1["problems solved"]) == ("50.0 [6.8, 93.2]", "2/4")
+    # steps: 4 of 8; clusters (sorted ids 1, 10, 2, 77) passed 2, 1, 1, 0 of 2, 1, 3, 2
+    assert r1["subproblems (steps) %"] == pct([2, 1, 1, 0], [2, 1, 3, 2])
+    assert r1["steps passed"] == "4/8"
+
+    r2 = row(t, "r2")
+    assert r2[DIFFERS] == "background yes; sandbox <local & unsafe>; epochs 2"
+    # two epochs: each problem one cluster of its epochs; main solved 1: 1 of 2, 10: 2 of 2
+    assert (r2["main problems %"], r2["problems solved"]) == (pct([1, 2, 0, 0], [2] * 4), "1.5/4")
+    assert r2["main problems %"].startswith("37.5 [")
+    # steps: 1 passed 3 of 4, 10: 2 of 2, 2: 2 of 6, 77: 0 of 4
+    assert r2["subproblems (steps) %"] == pct([3, 2, 2, 0], [4, 2, 6, 4])
+    assert r2["steps passed"] == "3.5/8"
+
+    r3 = row(t, "r3")
+    assert (r3["main problems %"], r3["problems solved"]) == (cp(2, 4), "2/4")
+    assert r3["subproblems (steps) %"] == pct([1, 1, 3, 1], [2, 1, 3, 2])
+    assert "Every row: one main problem of 4 is worth 25.0 points, one step of 8 12.50 points." in (
+        t.notes
+    )
+    assert (
+        "Protocol of every row: data version scicode-69a8cfc; split test; steps counted 288; "
+        "prompt single_turn; scorer sandboxed records; extraction=original; timeout (s) 1800; "
+        "runtime numpy 2.4.6, scipy 1.17.1; temperature 0.0; max tokens default "
+        "(full record: protocol table)."
+    ) in t.notes
+
+
+def test_scicode_protocol_record(sections: dict[str, Section]) -> None:
+    t = table(sections, "scicode_protocol")
     protocol = {
-        "benchmark": "scicode",
         "data version": "scicode-69a8cfc",
         "split": "test",
         "steps counted": "288",
-        "prompt / setting": "single_turn",
+        "prompt": "single_turn",
         "scorer": "sandboxed records; extraction=original",
         "timeout (s)": "1800",
         "runtime": "numpy 2.4.6, scipy 1.17.1",
         "temperature": "0.0",
-        "problems": "4",
-        "errors": "0",
+        "max tokens": "default",
     }
-    r1 = row(t, "r1")
+    r1, r2 = row(t, "r1"), row(t, "r2")
     assert r1 == r1 | protocol | {"background": "no", "sandbox": "local", "epochs": "1"}
-    # main: 2 of 4 solved (1, 10); exact interval [6.8, 93.2]
-    assert (r1["main problems %"], r1["main passed"]) == ("50.0 [6.8, 93.2]", "2/4")
-    # steps: 4 of 8; clusters (sorted ids 1, 10, 2, 77) passed 2, 1, 1, 0 of 2, 1, 3, 2
-    assert r1["subproblems (steps) %"] == pct([2, 1, 1, 0], [2, 1, 3, 2])
-    assert r1["sub passed"] == "4/8"
-
-    r2 = row(t, "r2")
     assert r2 == r2 | protocol | {"background": "yes", "sandbox": "<local & unsafe>", "epochs": "2"}
-    # two epochs: each problem one cluster of its epochs; main solved 1: 1 of 2, 10: 2 of 2
-    assert (r2["main problems %"], r2["main passed"]) == (pct([1, 2, 0, 0], [2] * 4), "1.5/4")
-    assert r2["main problems %"].startswith("37.5 [")
-    # steps: 1 passed 3 of 4, 10: 2 of 2, 2: 2 of 6, 77: 0 of 4
-    assert r2["subproblems (steps) %"] == pct([3, 2, 2, 0], [4, 2, 6, 4])
-    assert r2["sub passed"] == "3.5/8"
+    assert r1["log"].endswith(".eval")
 
-    r3 = row(t, "r3")
-    assert (r3["main problems %"], r3["main passed"]) == (cp(2, 4), "2/4")
-    assert r3["subproblems (steps) %"] == pct([1, 1, 3, 1], [2, 1, 3, 2])
-    assert r3["sub passed"] == "6/8"
+
+def test_footnotes_count_what_each_row_scored(loaded: tuple[list[Run], list[str]]) -> None:
+    r1, _, r3 = loaded[0][:3]
+    slice_ = replace(r1, samples=[s for s in r1.samples if s.id in ("1", "10", "77")])
+    notes = results_table("scicode", [slice_, r3]).notes
+    assert "r1: one main problem of 3 is worth 33.3 points, one step of 5 20.00 points." in notes
+    assert "r3: one main problem of 4 is worth 25.0 points, one step of 8 12.50 points." in notes
 
 
 def test_main_percentage_agrees_with_the_metric_in_the_log(logs: Logs) -> None:
@@ -186,27 +219,40 @@ def test_paired_interval_brackets_the_difference(sections: dict[str, Section]) -
 
 def test_scibench_results(sections: dict[str, Section]) -> None:
     t = table(sections, "scibench_results")
-    r4, r5 = row(t, "r4"), row(t, "r5")
-    assert (r4["data version"], r4["split"], r4["prompt / setting"], r4["scorer"]) == (
-        "old",
-        "textbook",
-        "zero",
-        "both",
+    assert t.columns == [
+        "run",
+        "model",
+        "faithful accuracy %",
+        "faithful correct",
+        "robust accuracy %",
+        "robust correct",
+        "faithful no answer",
+        "robust no answer",
+    ]  # the two runs share their protocol: no column for it, and nothing of SciCode's
+    assert "Every row: one problem of 6 is worth 16.7 points." in t.notes
+    assert (
+        "Protocol of every row: data version old; split textbook; dataset problems 583; setting "
+        "zero; scorer both; temperature 0.0; max tokens default; epochs 1 (full record: protocol "
+        "table)."
+    ) in t.notes
+    record = table(sections, "scibench_protocol")
+    assert not {"background", "timeout (s)", "runtime", "sandbox", "steps counted"} & set(
+        record.columns
     )
-    assert (r4["background"], r4["timeout (s)"], r4["runtime"], r4["sandbox"]) == ("-",) * 4
+    r4, r5 = row(t, "r4"), row(t, "r5")
     # faithful 4/6, robust 5/6 (exact intervals); fund-1 had no answer
-    assert (r4["faithful accuracy %"], r4["faithful passed"], r4["faithful no answer"]) == (
+    assert (r4["faithful accuracy %"], r4["faithful correct"], r4["faithful no answer"]) == (
         cp(4, 6),
         "4/6",
         "1",
     )
-    assert (r4["robust accuracy %"], r4["robust passed"], r4["robust no answer"]) == (
+    assert (r4["robust accuracy %"], r4["robust correct"], r4["robust no answer"]) == (
         cp(5, 6),
         "5/6",
         "1",
     )
     # beta's C/I values: 3/6
-    assert (r5["faithful accuracy %"], r5["faithful passed"], r5["faithful no answer"]) == (
+    assert (r5["faithful accuracy %"], r5["faithful correct"], r5["faithful no answer"]) == (
         cp(3, 6),
         "3/6",
         "0",

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
-from scievals.protocol import PROTOCOL_KEYS
 from scievals.report import outcomes as oc
 from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
@@ -30,10 +29,17 @@ PROTOCOL_LABELS = {
     "runtimes": "runtimes",
     "sandbox": "sandbox",
 }
+# Where a key means something else for one benchmark; any key not named here is labelled by name.
+BENCHMARK_LABELS = {
+    "scicode": {"prompt": "prompt"},
+    "scibench": {"steps_counted": "dataset problems", "prompt": "setting"},
+}
 INTERVAL_NOTE = (
     "95% intervals: exact (Clopper-Pearson) over problems; steps and epochs of one problem are "
     "one cluster (effective sample size, kept wide at 0% and 100%). See docs/statistics.md."
 )
+COUNT_LABELS = {"main": "problems solved", "sub": "steps passed"}
+DIFFERS = "protocol where rows differ"
 
 
 @dataclass
@@ -47,7 +53,9 @@ class Comparison:
 
 @dataclass
 class Section:
-    """One benchmark's part of the report; ``figures`` are (file name, caption), filled by plots."""
+    """One benchmark's part of the report; ``figures`` are (file name, caption), filled by plots.
+
+    ``tables[0]`` is the results table and ``tables[1]`` the full protocol record."""
 
     benchmark: str
     runs: list[Run]
@@ -56,19 +64,45 @@ class Section:
     figures: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _protocol_cells(run: Run) -> list[str]:
-    return [oc.describe(run.protocol.get(k)) for k in PROTOCOL_KEYS] + [
-        oc.describe(run.temperature) if run.temperature is not None else "default",
-        oc.describe(run.max_tokens) if run.max_tokens is not None else "default",
-        str(run.epochs),
+def protocol_label(benchmark: str, key: str) -> str:
+    return BENCHMARK_LABELS.get(benchmark, {}).get(key) or PROTOCOL_LABELS.get(
+        key, key.replace("_", " ")
+    )
+
+
+def settings(run: Run) -> dict[str, str]:
+    """Everything that defines a run besides its model, label -> text: the protocol record the
+    task wrote (whatever its keys), then the generation settings and epochs."""
+    out = {
+        protocol_label(run.benchmark, k): oc.describe(v)
+        for k, v in run.protocol.items()
+        if k != "benchmark"
+    }
+    out["temperature"] = oc.describe(run.temperature) if run.temperature is not None else "default"
+    out["max tokens"] = oc.describe(run.max_tokens) if run.max_tokens is not None else "default"
+    out["epochs"] = str(run.epochs)
+    return out
+
+
+def applicable(runs: Sequence[Run]) -> list[str]:
+    """Setting labels that some run fills in (SciBench rows get no SciCode-only fields)."""
+    labels = list(dict.fromkeys(label for run in runs for label in settings(run)))
+    return [label for label in labels if any(settings(r).get(label, "-") != "-" for r in runs)]
+
+
+def differing(runs: Sequence[Run]) -> list[str]:
+    """Setting labels whose value is not the same for every run."""
+    return [
+        label for label in applicable(runs) if len({settings(r).get(label, "-") for r in runs}) > 1
     ]
 
 
-def _protocol_columns() -> list[str]:
-    return [PROTOCOL_LABELS[k] for k in PROTOCOL_KEYS] + ["temperature", "max tokens", "epochs"]
+def describe_settings(run: Run, labels: Sequence[str]) -> str:
+    values = settings(run)
+    return "; ".join(f"{label} {values.get(label, '-')}" for label in labels)
 
 
-def _k_of_n(est: Estimate | None) -> str:
+def k_of_n(est: Estimate | None) -> str:
     """Passed of scored units, per epoch (a mean when there are several)."""
     if est is None:
         return "-"
@@ -79,33 +113,92 @@ def _pct(est: Estimate | None) -> Pct | None:
     return None if est is None else Pct.of(est)
 
 
-def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
-    """One row per run (model x protocol): the protocol, then each metric with its interval."""
+def headline_metrics(runs: Sequence[Run]) -> list[str]:
     metrics: list[str] = []
     for run in runs:
         metrics += [m for m in oc.metrics_of(run) if m not in metrics]
-    columns = ["run", "model", *_protocol_columns(), "problems"]
+    return metrics
+
+
+def count_label(metric: str) -> str:
+    return COUNT_LABELS.get(metric, f"{metric} correct")
+
+
+def _worth(benchmark: str, runs: Sequence[Run]) -> list[str]:
+    """What one unit is worth, for the counts each row actually scored."""
+    groups: dict[str, list[str]] = {}
+    for run in runs:
+        ests = {m: estimate(oc.outcomes_for(run, m)) for m in oc.metrics_of(run)}
+        if benchmark == "scicode" and ests.get("main") and ests.get("sub"):
+            n, steps = ests["main"].n, ests["sub"].n  # type: ignore[union-attr]
+            line = (
+                f"one main problem of {n} is worth {100 / n:.1f} points, "
+                f"one step of {steps} {100 / steps:.2f} points"
+            )
+        elif ests and (first := next(iter(ests.values()))):
+            line = f"one problem of {first.n} is worth {100 / first.n:.1f} points"
+        else:
+            continue
+        groups.setdefault(line, []).append(run.name)
+    if len(groups) == 1 and len(runs) > 1:
+        return [f"Every row: {line}." for line in groups]
+    return [f"{', '.join(names)}: {line}." for line, names in groups.items()]
+
+
+def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
+    """Scores first: one row per run (model x protocol), each headline metric with its interval
+    and count, then the protocol fields in which the rows differ (the rest in a note)."""
+    metrics = headline_metrics(runs)
+    differ = differing(runs)
+    columns = ["run", "model"]
     for m in metrics:
-        columns += [f"{oc.metric_label(m)} %", f"{m} passed"]
-        if benchmark == "scibench":
-            columns.append(f"{m} no answer")
-    columns.append("errors")
+        columns += [f"{oc.metric_label(m)} %", count_label(m)]
+    if benchmark == "scibench":
+        columns += [f"{m} no answer" for m in metrics]
+    if differ:
+        columns.append(DIFFERS)
+    errors = any(run.errors for run in runs)
+    if errors:
+        columns.append("errors")
     rows = []
     for run in runs:
-        problems = len({s.id for s in run.samples})
-        row = [run.name, run.model, *_protocol_cells(run), problems]
+        row: list = [run.name, run.model]
+        ests = {m: estimate(oc.outcomes_for(run, m)) for m in oc.metrics_of(run)}
         for m in metrics:
-            est = estimate(oc.outcomes_for(run, m)) if m in oc.metrics_of(run) else None
-            row += [_pct(est), _k_of_n(est)]
-            if benchmark == "scibench":
-                row.append(oc.scibench_unextracted(run, m) if m in oc.metrics_of(run) else None)
-        row.append(run.errors)
+            row += [_pct(ests.get(m)), k_of_n(ests.get(m))]
+        if benchmark == "scibench":
+            row += [oc.scibench_unextracted(run, m) if m in ests else None for m in metrics]
+        if differ:
+            row.append(describe_settings(run, differ))
+        if errors:
+            row.append(run.errors)
         rows.append(row)
-    notes = [INTERVAL_NOTE]
+    shared = [label for label in applicable(runs) if label not in differ]
+    notes = [INTERVAL_NOTE, *_worth(benchmark, runs)]
+    if shared and runs:
+        notes.append(
+            ("Protocol of every row: " if len(runs) > 1 else "Protocol: ")
+            + describe_settings(runs[0], shared)
+            + " (full record: protocol table)."
+        )
     notes += [f"{run.name}: {note}" for run in runs for note in run.notes]
-    if benchmark == "scicode":
-        notes.append("One main problem of 65 is worth 1.5 points, one step of 288 0.35 points.")
     return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
+
+
+def protocol_table(benchmark: str, runs: Sequence[Run]) -> Table:
+    """The full record of every run: each protocol field, generation setting and its logs."""
+    labels = applicable(runs)
+    rows = [
+        [run.name, run.model, *[settings(run).get(label, "-") for label in labels], run.path]
+        for run in runs
+    ]
+    return Table(
+        f"{benchmark}_protocol",
+        f"{benchmark}: protocol of each run",
+        ["run", "model", *labels, "log"],
+        rows,
+        ["As each task recorded it in its log (metadata.protocol), and Inspect's settings."],
+    )
 
 
 def _coverage(run: Run) -> str | None:
@@ -261,11 +354,13 @@ def compare_runs(a: Run, b: Run) -> list[Comparison]:
 
 def _differs(a: Run, b: Run) -> str:
     """What separates two runs: the model, any protocol field or generation setting, epochs."""
-    fields = [("model", a.model, b.model)]
-    fields += [(PROTOCOL_LABELS[k], a.protocol.get(k), b.protocol.get(k)) for k in PROTOCOL_KEYS]
-    fields += [("temperature", a.temperature, b.temperature)]
-    fields += [("max tokens", a.max_tokens, b.max_tokens), ("epochs", a.epochs, b.epochs)]
-    diffs = [f"{name}: {oc.describe(x)} -> {oc.describe(y)}" for name, x, y in fields if x != y]
+    sa, sb = settings(a), settings(b)
+    diffs = [f"model: {a.model} -> {b.model}"] if a.model != b.model else []
+    diffs += [
+        f"{label}: {sa.get(label, '-')} -> {sb.get(label, '-')}"
+        for label in dict.fromkeys([*sa, *sb])
+        if sa.get(label, "-") != sb.get(label, "-")
+    ]
     return "; ".join(diffs) or "nothing (a repeat)"
 
 
@@ -342,7 +437,7 @@ def build_sections(
     sections = []
     for bench in dict.fromkeys(r.benchmark for r in runs):  # in run order: scicode first
         bruns = [r for r in runs if r.benchmark == bench]
-        tables = [results_table(bench, bruns)]
+        tables = [results_table(bench, bruns), protocol_table(bench, bruns)]
         if pub := published_table(bench, bruns):
             tables.append(pub)
         if bench == "scibench":

@@ -7,15 +7,13 @@ import sys
 
 
 def _cmd_report(ns: argparse.Namespace) -> int:
+    """Write the report, then print the results tables (fit to a terminal) and where it is."""
+    from scievals.report import terminal
     from scievals.report.write import write_report
 
     written = write_report(ns.logs, ns.out, ns.format, ns.compare)
-    main = next((p for p in written if p.suffix == ".html"), None) or next(
-        (p for p in written if p.suffix == ".md"), None
-    )
-    print(f"wrote {len(written)} file(s) to {ns.out}", file=sys.stderr)
-    if main is not None:
-        print(main)
+    print(f"wrote {len(written.files)} file(s) to {ns.out}", file=sys.stderr)
+    print(terminal.summary(written.sections, str(written.main or ns.out)), end="")
     return 0
 
 

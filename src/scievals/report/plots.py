@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from scievals.report import outcomes as oc  # noqa: E402
-from scievals.report.build import Section  # noqa: E402
+from scievals.report.build import Section, headline_metrics  # noqa: E402
 from scievals.report.load import Run, natural_key  # noqa: E402
 from scievals.stats import Estimate, estimate  # noqa: E402
 
@@ -38,11 +38,9 @@ def _save(fig: plt.Figure, out: Path, name: str) -> str:
     return name
 
 
-def runs_plot(section: Section, out: Path) -> str:
+def runs_plot(section: Section, out: Path, name: str | None = None) -> str:
     """Each headline metric of each run, with its 95% interval: the model comparison."""
-    metrics: list[str] = []
-    for run in section.runs:
-        metrics += [m for m in oc.metrics_of(run) if m not in metrics]
+    metrics = headline_metrics(section.runs)
     runs = section.runs
     fig, axes = plt.subplots(
         1, len(metrics), figsize=(5 * len(metrics), 0.5 * len(runs) + 1.6), squeeze=False
@@ -60,7 +58,7 @@ def runs_plot(section: Section, out: Path) -> str:
         ax.set_xlim(0, 100)
         ax.set_xlabel(f"{oc.metric_label(metric)} % (95% CI)")
     fig.suptitle(f"{section.benchmark}: runs compared")
-    return _save(fig, out, f"{section.benchmark}_runs.png")
+    return _save(fig, out, name or f"{section.benchmark}_runs.png")
 
 
 def books_plot(section: Section, scorer: str, out: Path) -> str:

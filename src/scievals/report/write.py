@@ -1,14 +1,15 @@
 """Write a report in one of three forms: Markdown (with PNGs), CSV tables, or an HTML page
-(which also writes the Markdown and the PNGs it links)."""
+(which also writes the Markdown, the PNGs it links and a leaderboard page)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from scievals.inputs import InputError
-from scievals.report import html, plots
+from scievals.report import html, leaderboard, plots
 from scievals.report.build import Section, build_sections
 from scievals.report.load import Run, load_runs
 from scievals.report.tables import to_csv, to_markdown
@@ -38,14 +39,32 @@ def resolve_pairs(runs: Sequence[Run], specs: Sequence[Sequence[str]]) -> list[t
 
 
 def markdown(sections: Sequence[Section], runs: Sequence[Run], notes: Sequence[str]) -> str:
-    parts = ["# scievals report", ""]
+    """Every benchmark's results first, then each benchmark's details, then the logs read."""
+    parts = ["# scievals report", "", "## Results", ""]
+    parts += [to_markdown(section.tables[0]) for section in sections]
     for section in sections:
         parts += [f"## {section.benchmark}", ""]
-        parts += [to_markdown(t) for t in section.tables]
+        parts += [to_markdown(t) for t in section.tables[1:]]
         parts += [f"![{caption}]({name})\n" for name, caption in section.figures]
     parts += ["## Logs read", ""] + [f"- {r.name}: `{r.path}`" for r in runs] + [""]
     parts += [f"_{n}_  " for n in notes]
     return "\n".join(parts).rstrip() + "\n"
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a report wrote, and the sections it was made of (for a terminal summary)."""
+
+    files: list[Path]
+    sections: list[Section]
+
+    @property
+    def main(self) -> Path | None:
+        """The file to open first: the HTML page, else the Markdown, else the folder's first."""
+        for suffix in (".html", ".md", ".csv"):
+            if found := next((p for p in self.files if p.suffix == suffix), None):
+                return found
+        return None
 
 
 def write_report(
@@ -53,8 +72,8 @@ def write_report(
     out: str | Path,
     fmt: Format = "md",
     compare: Sequence[Sequence[str]] | None = None,
-) -> list[Path]:
-    """Read the logs under ``paths``, write the report into ``out``; returns the files written."""
+) -> Written:
+    """Read the logs under ``paths``, write the report into ``out``."""
     runs, notes = load_runs(paths)
     if not runs:
         raise InputError("no scievals logs found in " + ", ".join(str(p) for p in paths))
@@ -68,7 +87,7 @@ def write_report(
                 path = out / f"{table.key}.csv"
                 path.write_text(to_csv(table), encoding="utf-8")
                 written.append(path)
-        return written
+        return Written(written, sections)
     for section in sections:
         plots.draw(section, out)
         written += [out / name for name, _ in section.figures]
@@ -80,5 +99,7 @@ def write_report(
         page.write_text(
             html.render(sections, [f"{r.name}: {r.path}" for r in runs], notes), encoding="utf-8"
         )
-        written.append(page)
-    return written
+        board = out / "leaderboard.html"
+        board.write_text(leaderboard.render(runs, out), encoding="utf-8")
+        written += [page, board]
+    return Written(written, sections)

@@ -1,0 +1,146 @@
+"""A static leaderboard page over many logs: one sortable table per benchmark and protocol.
+
+Runs are grouped by the protocol record their task wrote (every key, whatever it holds), so runs
+measured differently never share a table or a row. Each row is a model with its headline scores,
+95% intervals drawn as bars, and counts; published figures measured under the same protocol sit
+beside them, marked as such; each table has its plot. Sorting is a few lines of inline script on
+``data-v`` values: the page needs no server and fetches nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+
+from scievals.report import outcomes as oc
+from scievals.report import plots
+from scievals.report.build import (
+    INTERVAL_NOTE,
+    Section,
+    applicable,
+    count_label,
+    describe_settings,
+    differing,
+    headline_metrics,
+    k_of_n,
+)
+from scievals.report.html import STYLE, figure_html, page
+from scievals.report.load import Run
+from scievals.report.published import references_for
+from scievals.stats import Estimate, estimate
+
+BAR = 120  # pixels for 0..100%
+
+SORT = """
+document.querySelectorAll("table.board").forEach((table) => {
+  table.querySelectorAll("th").forEach((th, i) => {
+    th.addEventListener("click", () => {
+      const body = table.tBodies[0];
+      const up = th.dataset.dir !== "up";
+      th.dataset.dir = up ? "up" : "down";
+      const key = (row) => row.cells[i].dataset.v;
+      const rows = Array.from(body.rows).sort((a, b) => {
+        const x = parseFloat(key(a)), y = parseFloat(key(b));
+        const d = isNaN(x) || isNaN(y) ? key(a).localeCompare(key(b)) : x - y;
+        return up ? d : -d;
+      });
+      rows.forEach((row) => body.appendChild(row));
+    });
+  });
+});
+"""
+BOARD_STYLE = (
+    STYLE
+    + """
+table.board th { cursor: pointer; user-select: none; }
+table.board th::after { content: " \\2195"; color: #999; }
+tr.published td { color: #666; font-style: italic; }
+svg.ci { vertical-align: middle; margin-right: 0.4em; }
+"""
+)
+
+
+def groups(runs: Sequence[Run]) -> list[tuple[str, list[Run]]]:
+    """(benchmark, runs) per distinct protocol record, in run order."""
+    out: dict[str, tuple[str, list[Run]]] = {}
+    for run in runs:
+        key = json.dumps([run.benchmark, run.protocol], sort_keys=True, default=str)
+        out.setdefault(key, (run.benchmark, []))[1].append(run)
+    return list(out.values())
+
+
+def _bar(est: Estimate) -> str:
+    """The interval as a line over a 0..100% track, the estimate as a dot."""
+    x = [round(BAR * v, 1) for v in (est.lo, est.value, est.hi)]
+    label = f"{100 * est.value:.1f}% [{100 * est.lo:.1f}, {100 * est.hi:.1f}]"
+    return (
+        f'<svg class="ci" width="{BAR}" height="12" role="img" aria-label="{label}">'
+        f'<line x1="0" y1="6" x2="{BAR}" y2="6" stroke="#ddd"/>'
+        f'<line x1="{x[0]}" y1="6" x2="{x[2]}" y2="6" stroke="#4c78a8" stroke-width="4"/>'
+        f'<circle cx="{x[1]}" cy="6" r="3.5" fill="#1f3b5c"/></svg>'
+    )
+
+
+def _cell(value: object, shown: str | None = None) -> str:
+    return f'<td data-v="{escape(str(value), quote=True)}">{shown or escape(str(value))}</td>'
+
+
+def _score(est: Estimate | None) -> str:
+    if est is None:
+        return _cell(-1, "-")
+    text = f"{100 * est.value:.1f} [{100 * est.lo:.1f}, {100 * est.hi:.1f}]"
+    return _cell(f"{100 * est.value:.4f}", _bar(est) + escape(text))
+
+
+def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
+    metrics = headline_metrics(runs)
+    differ = differing(runs)
+    head = ["model", "run"]
+    for m in metrics:
+        head += [f"{oc.metric_label(m)} % [95% CI]", count_label(m)]
+    head += ["settings"] if differ else []
+    rows: list[tuple[float, str]] = []
+    for run in runs:
+        ests = {m: estimate(oc.outcomes_for(run, m)) for m in oc.metrics_of(run)}
+        cells = [_cell(run.model), _cell(run.name)]
+        for m in metrics:
+            cells += [_score(ests.get(m)), _cell(k_of_n(ests.get(m)))]
+        cells += [_cell(describe_settings(run, differ))] if differ else []
+        first = ests.get(metrics[0])
+        rows.append((first.value if first else -1.0, f"<tr>{''.join(cells)}</tr>"))
+    for ref in references_for(runs[0].protocol):
+        cells = [_cell(ref.model), _cell(f"published: {ref.source}")]
+        for m in metrics:
+            value = ref.metrics.get(m)
+            cells += [_cell(-1, "-") if value is None else _cell(value, f"{value:.1f}"), _cell("")]
+        cells += [_cell("")] if differ else []
+        key = ref.metrics.get(metrics[0], -1.0) / 100
+        rows.append((key, f'<tr class="published">{"".join(cells)}</tr>'))
+    rows.sort(key=lambda r: -r[0])
+    figure = plots.runs_plot(Section(benchmark, runs, [], []), out, f"leaderboard_{index}.png")
+    protocol = describe_settings(runs[0], [x for x in applicable(runs) if x not in differ])
+    return [
+        f'<h2 id="board-{index}">{escape(benchmark)}, protocol {index}</h2>',
+        f'<p class="note">Protocol: {escape(protocol)}</p>',
+        f'<table class="board"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in head)}'
+        "</tr></thead><tbody>",
+        *[row for _, row in rows],
+        "</tbody></table>",
+        '<p class="note">Click a column to sort. Published rows (italic) were measured elsewhere '
+        "under this protocol; they have no interval here.</p>",
+        figure_html(figure, f"{benchmark}: runs of this protocol"),
+    ]
+
+
+def render(runs: Sequence[Run], out: Path) -> str:
+    """The page; writes each table's plot into ``out`` beside it."""
+    body = [
+        "<h1>scievals leaderboard</h1>",
+        '<nav><a href="report.html">Full report</a></nav>',
+        f'<p class="note">{escape(INTERVAL_NOTE)}</p>',
+    ]
+    for i, (benchmark, members) in enumerate(groups(runs), 1):
+        body += _table(i, benchmark, members, out)
+    return page("scievals leaderboard", body, BOARD_STYLE, SORT)
