@@ -5,12 +5,16 @@ the floor, all in one run.
    h5 read of its targets, the tests), each run by a fresh ``python``, one after another;
 2. ``scievals grade scicode gold.jsonl --split dev``, as a process;
 3. ``scievals eval scicode --model scievals/reference --split dev``, as a process (Inspect runs
-   the samples; the reference model answers with gold code).
+   the samples; the reference model answers with gold code);
+4. the same with ``--sandbox docker``: Inspect's docker sandbox, one container per sample as
+   inspect_evals runs it, our compose file (skipped, saying why, where Docker does not answer or
+   the image is not built: ``scievals sandbox image``).
 The floor is the step programs' own work (CPU time after interpreter start-up and imports,
 measured in way 1) divided by the CPUs, or the longest single step where that is larger. For
 2 and 3 it prints the peak memory of the harness process (its own RSS) and of the whole process
 tree, sandbox included (a memory cgroup's high-water mark, where cgroup v1 memory is
-available). Usage: python bench/scicode_grade.py [--skip-eval]
+available; the containers' memory is Docker's, not in that tree). Usage:
+python bench/scicode_grade.py [--skip-eval] [--skip-docker]
 """
 
 from __future__ import annotations
@@ -144,6 +148,23 @@ def main() -> None:
             rows.append(
                 ("scievals eval scicode --model scievals/reference", wall, passed, (rss, tree))
             )
+        if "--skip-docker" not in sys.argv:
+            why = _docker_unavailable()
+            if why:
+                print(f"docker way skipped: {why}")
+            else:
+                cmd = [SCIEVALS, "eval", "scicode", "--model", "scievals/reference"]
+                cmd += ["--split", "dev", "--sandbox", "docker", "--log-dir", f"{tmp}/docker"]
+                wall, out, err, rss, _ = measured(cmd)
+                log = max(Path(tmp, "docker").glob("*.eval"), key=lambda p: p.stat().st_mtime)
+                rows.append(
+                    (
+                        "... --sandbox docker (a container per sample)",
+                        wall,
+                        _passed_steps(log),
+                        (rss, None),
+                    )
+                )
 
     floor = max(sum(own) / cpus, max(own))
     print(f"\n{'way':<52} {'wall':>8} {'passed':>7} {'/floor':>7} {'harness':>9} {'tree':>9}")
@@ -159,6 +180,15 @@ def main() -> None:
     )
     for label, wall, _, _ in rows[1:]:
         print(f"official way / {label.split(' (')[0]}: {base / wall:.2f}x")
+
+
+def _docker_unavailable() -> str | None:
+    from scievals.sandbox.image import image_problem
+
+    probe = subprocess.run(["docker", "info"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        return "no Docker daemon answers (scripts/setup_docker.sh starts one)"
+    return image_problem("2024")
 
 
 def _passed_steps(log: Path) -> int:

@@ -11,6 +11,7 @@ sample_cleanup, task_cleanup) with its config file, the packaged compose file fo
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,21 +22,24 @@ from scievals.inputs import InputError
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
 
 TASK_NAME = "scievals-grade"
+logger = logging.getLogger(__name__)
 
 
 def sandbox_spec(
     sandbox: str, runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
 ) -> str | tuple[str, str]:
     """What a task passes to Inspect for a provider other than ours: ``docker`` alone becomes
-    the compose file of ``runtimes`` (their images checked now, so that a missing or stale
-    image is one clear error before any sample starts); ``TYPE:CONFIG`` and other providers
-    pass as they are."""
+    the compose file of ``runtimes`` (with a warning now, not a failure at the first sample,
+    when Docker answers and an image is missing or has other pins); ``TYPE:CONFIG`` and other
+    providers pass as they are."""
     kind, _, config = sandbox.partition(":")
     if kind == "docker" and not config:
-        from scievals.sandbox.image import compose_file, current_image
+        from scievals.sandbox.image import compose_file, image_problem
 
         for name in check_runtimes(runtimes):
-            current_image(name)
+            problem = image_problem(name)
+            if problem:
+                logger.warning("sandbox docker: %s", problem)
         return kind, str(compose_file(runtimes))
     return (kind, config) if config else kind
 

@@ -27,7 +27,6 @@ from typing import Any
 import yaml
 
 from scievals.artifacts import ArtifactError
-from scievals.inputs import InputError
 from scievals.paths import cache_dir
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
@@ -224,8 +223,15 @@ def _probe_script(runtime: str) -> str:
     )
 
 
+def _recipe(runtime: str) -> str:
+    """The Dockerfile and the build's check, whose change means a rebuild as a pin's does."""
+    dockerfile = resources.files("scievals.sandbox").joinpath("docker", "Dockerfile")
+    return dockerfile.read_text() + _probe_script(runtime)
+
+
 def labels(runtime: str, base: str, interp: Interpreter) -> dict[str, str]:
     return {
+        f"{LABEL}.recipe-sha256": hashlib.sha256(_recipe(runtime).encode()).hexdigest(),
         f"{LABEL}.name": runtime,
         f"{LABEL}.pins": " ".join(f"{k}=={v}" for k, v in pins(runtime).items()),
         f"{LABEL}.pins-hash": pins_hash(runtime),
@@ -270,28 +276,37 @@ def inspect_image(tag: str) -> Image | None:
     return Image(found.get(f"{LABEL}.name", ""), tag, info["Id"], found)
 
 
-def current_image(runtime: str) -> Image:
-    """The image that serves ``runtime`` now; an error if it is missing or has other pins."""
+def image_problem(runtime: str) -> str | None:
+    """Why ``scievals-runtime:NAME`` cannot serve ``runtime`` (missing, other pins), or None
+    when it can or when Docker does not answer (nothing can be said then)."""
     tag = image_tag(runtime)
+    try:
+        proc = subprocess.run(["docker", "info"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
     image = inspect_image(tag)
+    fix = f"`scievals sandbox image --runtime {runtime}`"
     if image is None:
-        raise InputError(
-            f"no image {tag}: build it with `scievals sandbox image --runtime {runtime}`"
-        )
+        return f"no image {tag}: build it with {fix}"
     if image.labels.get(f"{LABEL}.pins-hash") != pins_hash(runtime):
-        raise InputError(
-            f"image {tag} has other pins than runtime {runtime} now: rebuild it with "
-            f"`scievals sandbox image --runtime {runtime}`"
-        )
-    return image
+        return f"image {tag} has other pins than runtime {runtime}: rebuild it with {fix}"
+    return None
 
 
 def build_image(
     runtime: str = DEFAULT_RUNTIME, base: str | None = None, tag: str | None = None
 ) -> Image:
-    """Build (or reuse, when its pins and base are the same) the image of ``runtime``."""
+    """Build (or reuse, when its pins and base are the same) the image of ``runtime``; one
+    process at a time builds (the others then find it up to date)."""
     tag = tag or image_tag(runtime)
-    base = base or default_base()
+    with open(cache_dir("docker") / f"build-{runtime}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_image(runtime, base or default_base(), tag)
+
+
+def _build_image(runtime: str, base: str, tag: str) -> Image:
     interp = probe_base(base)
     wanted = labels(runtime, base, interp)
     existing = inspect_image(tag)
@@ -309,7 +324,7 @@ def build_image(
         (context / "requirements.txt").write_text("\n".join(lines) + "\n")
         (context / "probe.py").write_text(_probe_script(runtime))
         dockerfile = resources.files("scievals.sandbox").joinpath("docker", "Dockerfile")
-        (context / "Dockerfile").write_text(dockerfile.read_text())
+        (context / "Dockerfile").write_text(dockerfile.read_text())  # _recipe() hashes both
         cmd = ["build", "--network", "none", "--build-arg", f"BASE={base}", "--tag", tag]
         cmd += ["--tag", f"{REPOSITORY}:{runtime}-{pins_hash(runtime)}"]
         for key, value in wanted.items():

@@ -1,0 +1,80 @@
+"""Docker for the container tests: present and new enough, or every test here skips, saying why.
+
+``scripts/setup_docker.sh`` (run by ``.ci/run``) starts a daemon where none runs and writes why
+when it cannot; the runtime images are built here once per session (and reused across sessions
+while their pins and base stay the same).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scievals.paths import cache_dir
+
+MIN_ENGINE = (24, 0, 6)  # Inspect's docker sandbox refuses older engines
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("+")[0].split("-")[0].split(".")[:3])
+
+
+def docker_unavailable() -> str | None:
+    """Why Docker cannot run these tests here, or None."""
+    why = Path(cache_dir("docker")) / "unavailable"
+    hint = f" ({why.read_text().strip()})" if why.exists() else ""
+    try:
+        server = subprocess.run(
+            ["docker", "version", "--format", "{{.Server.Version}}"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+        compose = subprocess.run(
+            ["docker", "compose", "version", "--short"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"no docker CLI that answers: {exc}{hint}"
+    if server.returncode != 0:
+        return f"no Docker daemon answers (scripts/setup_docker.sh starts one){hint}"
+    if _version(server.stdout.strip()) < MIN_ENGINE:
+        return f"Docker Engine {server.stdout.strip()} is older than 24.0.6{hint}"
+    if compose.returncode != 0:
+        return f"no docker compose v2{hint}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def docker_ready() -> None:
+    reason = docker_unavailable()
+    if reason:
+        pytest.skip(f"Docker tests skipped: {reason}")
+
+
+@pytest.fixture(scope="session")
+def runtime_image(docker_ready):
+    """The default runtime's image, built once (a file lock keeps xdist workers to one build)."""
+    from scievals.sandbox.image import build_image
+
+    return build_image("2024")
+
+
+@pytest.fixture(scope="session")
+def both_images(runtime_image):
+    from scievals.sandbox.image import build_image
+
+    return {"2024": runtime_image, "2025": build_image("2025")}
+
+
+@pytest.fixture(scope="session")
+def dev_targets() -> Path:
+    from scievals.scicode.regenerate import ensure_dev_targets
+
+    return ensure_dev_targets()

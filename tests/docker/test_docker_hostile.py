@@ -1,0 +1,160 @@
+"""The hostile corpus of ``tests/scicode/test_hostile_grading.py`` in Inspect's docker sandbox.
+
+The same attack tables (imported, not copied), the same runs (gold code for every earlier step
+of the attacked problem, gold bystanders of other problems), the real grader
+(``grade(..., sandbox="docker")``: one container for the call, our compose file). Each attack
+must get the verdict it gets in our sandbox: fail with a clear reason (or pass, for a class's
+honest control), with the same reason kind where the table names one, unless ``DIFFERS`` says
+why a container gives another; every gold step beside it passes; no container or volume is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from tests.scicode import test_hostile_grading as hostile
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("runtime_image", "dev_targets")]
+
+BOUND = 240.0  # seconds for one grade() call (a container start, then the batch's programs)
+AT_ONCE = 3  # grade() calls (containers) at once; the step queue still runs 2 programs at once
+
+# Where a container gives another verdict than our sandbox, and why. "kind": the table's reason
+# kind is ours alone (the attack still fails clearly); "skip": the attack is not run here.
+DIFFERS: dict[str, tuple[str, str]] = {
+    "disk-8-files-of-200-mib": (
+        "skip",
+        "the container's working directory is a volume without a size cap (Inspect refuses "
+        "volume driver options and docker cp cannot read a tmpfs): 1.6 GB would land on the "
+        "host's disk",
+    ),
+    "memfd-5-gib": (
+        "kind",
+        "the container's memory cgroup kills the program (exit 137); Docker says no more, so "
+        "the verdict names the crash, not a structured memory limit",
+    ),
+    "fork-bomb-catching-errors": (
+        "kind",
+        "pids_limit refuses the forks inside the container; Docker reports no limit, so the "
+        "verdict is the program's own error or a crash",
+    ),
+    "thread-bomb": ("kind", "as fork-bomb-catching-errors: pids_limit, no structured limit"),
+    "shell-fork-bomb": ("kind", "as fork-bomb-catching-errors: pids_limit, no structured limit"),
+}
+
+
+@dataclass
+class Batch:
+    attacks: list[hostile.Attack]
+    verdicts: dict[str, dict[str, Any]]
+    seconds: float
+    error: str | None
+
+
+def _leftovers() -> set[str]:
+    """Containers and volumes of grade() calls (Inspect names their projects after the task)."""
+    containers = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", "name=scievals-grade"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    volumes = subprocess.run(
+        ["docker", "volume", "ls", "-q", "--filter", "name=scievals-grade"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return set(containers) | set(volumes)
+
+
+def run_in_docker(attacks: list[hostile.Attack], timeout: int = 60) -> list[Batch]:
+    """Grade the attacks in the hostile module's batches, a few containers at once."""
+    from scievals.scicode.grade import grade
+
+    batches = [
+        [a for a in batch if DIFFERS.get(a.name, ("",))[0] != "skip"]
+        for batch in hostile.pack(attacks)
+    ]
+
+    async def one(batch: list[hostile.Attack], gate: asyncio.Semaphore) -> Batch:
+        completions = hostile.with_gold_context({a.step: a.code for a in batch})
+        completions.update(hostile.bystanders({a.step for a in batch}))
+        async with gate:
+            started = time.monotonic()
+            try:
+                async with asyncio.timeout(BOUND):
+                    verdicts, _ = await grade(completions, timeout=timeout, sandbox="docker")
+            except Exception as exc:  # noqa: BLE001 - reported by the tests of this batch
+                return Batch(batch, {}, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
+        return Batch(batch, {v["step"]: v for v in verdicts}, time.monotonic() - started, None)
+
+    async def every() -> list[Batch]:
+        gate = asyncio.Semaphore(AT_ONCE)
+        return list(await asyncio.gather(*[one(b, gate) for b in batches if b]))
+
+    return asyncio.run(every())
+
+
+def check(batches: list[Batch], attack: hostile.Attack) -> None:
+    if DIFFERS.get(attack.name, ("",))[0] == "skip":
+        pytest.skip(f"not run in Docker: {DIFFERS[attack.name][1]}")
+    batch = next(b for b in batches if attack in b.attacks)
+    assert batch.error is None, f"grade() failed: {batch.error}"
+    assert batch.seconds < BOUND
+    verdict = batch.verdicts[attack.step]
+    if attack.passes:
+        assert verdict["passed"] is True, f"honest code failed in Docker: {verdict}"
+    else:
+        hostile.assert_fails_clearly(verdict)
+    if attack.kind is not None and DIFFERS.get(attack.name, ("",))[0] != "kind":
+        assert verdict["reason_kind"] == attack.kind, verdict
+    assert verdict["reason_kind"] not in attack.not_kinds, verdict
+    attacked = {a.step for a in batch.attacks if not a.passes}
+    wrong = {
+        s: (v["reason_kind"], v["reason"])
+        for s, v in batch.verdicts.items()
+        if s not in attacked and not v["passed"]
+    }
+    assert wrong == {}, f"gold steps failed next to an attack in Docker: {wrong}"
+
+
+CLASSES = {
+    "values": hostile.VALUES,
+    "self_checking": hostile.SELF_CHECKING,
+    "fake_limits": hostile.FAKE_LIMITS,
+    "hangs": hostile.HANGS,
+    "machinery": hostile.MACHINERY,
+    "unbounded": hostile.UNBOUNDED,
+}
+TIMEOUTS = {"hangs": hostile.HANG_TIMEOUT}
+ALL = [(name, attack) for name, attacks in CLASSES.items() for attack in attacks]
+
+
+@pytest.fixture(scope="module")
+def docker_runs() -> dict[str, list[Batch]]:
+    """Every class graded once in Docker; nothing of it may be left afterwards."""
+    before = _leftovers()
+    runs = {
+        name: run_in_docker(attacks, TIMEOUTS.get(name, 60)) for name, attacks in CLASSES.items()
+    }
+    deadline = time.monotonic() + 30
+    while _leftovers() - before and time.monotonic() < deadline:
+        time.sleep(0.5)
+    runs["_left"] = sorted(_leftovers() - before)  # type: ignore[assignment]
+    return runs
+
+
+@pytest.mark.parametrize(("name", "attack"), ALL, ids=[f"{n}:{a.name}@{a.step}" for n, a in ALL])
+def test_attack_gets_its_verdict_in_docker(docker_runs, name, attack):
+    check(docker_runs[name], attack)
+
+
+def test_nothing_left_behind(docker_runs):
+    assert docker_runs["_left"] == [], f"containers or volumes left: {docker_runs['_left']}"
