@@ -1,13 +1,19 @@
-"""The main job's harness-overhead line: model time and wall time read from real logs."""
+"""The main job: the harness-overhead line from real logs, and the reference beside the model."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.solver import generate
 
 from scievals.offline import seed_tiktoken
-from scievals.quickstart import model_seconds
+from scievals.quickstart import REFERENCE, model_seconds, run_main_job
+from scievals.report import outcomes
+from scievals.report.load import load_runs
+from scievals.stats import estimate
 
 
 def test_model_seconds_from_a_real_log(tmp_path):
@@ -19,3 +25,32 @@ def test_model_seconds_from_a_real_log(tmp_path):
     assert wall >= 0.0 and model >= 0.0
     assert model <= wall + 1.0  # the log's times have one-second resolution
     assert model_seconds([]) == (0.0, 0.0)
+
+
+SCIBENCH = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "scibench" / "main"
+
+
+@pytest.mark.slow
+def test_main_job_puts_the_reference_beside_the_model(tmp_path, monkeypatch, capsys):
+    """A model that solves nothing, the reference that solves everything, on the same slice:
+    both intervals have width, the reference's stays below 100%, the print fits a terminal."""
+    if (SCIBENCH / "dataset").is_dir():
+        monkeypatch.setenv("SCIEVALS_SCIBENCH_DIR", str(SCIBENCH.resolve()))
+    report = tmp_path / "report"
+    run_main_job("mockllm/model", False, tmp_path / "logs", report, None)
+    printed = capsys.readouterr().out
+    runs, _ = load_runs([tmp_path / "logs"])
+    by = {(r.benchmark, r.model): r for r in runs}
+    benchmarks = {"scicode", "scibench"} if (SCIBENCH / "dataset").is_dir() else {"scicode"}
+    for bench in benchmarks:
+        for metric in outcomes.metrics_of(by[(bench, REFERENCE)]):
+            best = estimate(outcomes.outcomes_for(by[(bench, REFERENCE)], metric))
+            worst = estimate(outcomes.outcomes_for(by[(bench, "mockllm/model")], metric))
+            assert best is not None and worst is not None
+            assert (best.value, best.hi) == (1.0, 1.0) and best.lo < 1.0, (bench, metric)
+            assert (worst.value, worst.lo) == (0.0, 0.0) and worst.hi > 0.0, (bench, metric)
+    table = printed.split("Full report")[0].splitlines()
+    assert max(len(line) for line in table) <= 120
+    assert f"Full report (protocol, breakdowns, comparisons, plots): {report / 'report.html'}" in (
+        printed
+    )
