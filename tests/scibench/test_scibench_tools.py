@@ -86,7 +86,7 @@ def test_grade_of_no_lines_has_no_interval(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", encoding="utf-8")
     results, summary = grade_file(empty, data_dir=str(DATA))
-    assert results == [] and summary["total"] == 0 and summary["wilson_low"] is None
+    assert results == [] and summary["total"] == 0 and summary["ci_low"] is None
 
 
 # ---- exam -----------------------------------------------------------------------------------
