@@ -6,7 +6,8 @@ Clopper-Pearson interval at the clusters' effective sample size (Korn and Grauba
 
 - every cluster one unit (one epoch of independent problems): plain Clopper-Pearson on k of n;
 - otherwise n_eff = p(1 - p) / se^2 from the clustered standard error (Inspect's
-  ``stderr(cluster=...)``), times (z / t_{C-1})^2 for the few-cluster uncertainty of se, capped
+  ``stderr(cluster=...)``), times (z / t_df)^2 for the uncertainty of se, df being the effective
+  number of clusters behind it ((sum r^2)^2 / sum r^4 of their residuals, at most C - 1), capped
   at the unit count and floored at the Kish count (sum m)^2 / sum m^2, the effective size when
   every cluster passes or fails as one. At 0% and 100% (and with one cluster) nothing tells the
   correlation, so the floor is used: the interval stays wide instead of collapsing.
@@ -88,6 +89,12 @@ def clopper_pearson(k: ArrayLike, n: ArrayLike) -> tuple[Array, Array]:
     return np.nan_to_num(lo, nan=0.0), np.nan_to_num(hi, nan=1.0)
 
 
+def _residuals(sums: Array, sizes: Array) -> Array:
+    """Each cluster's sum minus its expected share at the overall rate (clusters last)."""
+    rate = sums.sum(axis=-1) / sizes.sum(axis=-1)
+    return sums - rate[..., None] * sizes
+
+
 def clustered_se(sums: ArrayLike, sizes: ArrayLike) -> Array:
     """Standard error of the ratio sum(sums)/sum(sizes) over clusters (last axis).
 
@@ -95,13 +102,11 @@ def clustered_se(sums: ArrayLike, sizes: ArrayLike) -> Array:
     of each cluster's sum from its expected share, times C / (C - 1); 0 for one cluster.
     """
     s, m = np.broadcast_arrays(np.asarray(sums, float), np.asarray(sizes, float))
-    total = m.sum(axis=-1)
     c = s.shape[-1]
     if c < 2:
-        return np.zeros(total.shape)
-    p = s.sum(axis=-1) / total
-    resid = ((s - p[..., None] * m) ** 2).sum(axis=-1)
-    return np.sqrt(resid * c / (c - 1)) / total
+        return np.zeros(m.sum(axis=-1).shape)
+    resid = (_residuals(s, m) ** 2).sum(axis=-1)
+    return np.sqrt(resid * c / (c - 1)) / m.sum(axis=-1)
 
 
 def effective_n(p: ArrayLike, se: ArrayLike, df: ArrayLike, sizes: ArrayLike) -> Array:
@@ -126,7 +131,7 @@ def rate_interval(sums: ArrayLike, sizes: ArrayLike) -> tuple[Array, Array, Arra
     s, m = np.broadcast_arrays(np.asarray(sums, float), np.asarray(sizes, float))
     p = s.sum(axis=-1) / m.sum(axis=-1)
     se = clustered_se(s, m)
-    resid2 = (s - p[..., None] * m) ** 2
+    resid2 = _residuals(s, m) ** 2
     with np.errstate(divide="ignore", invalid="ignore"):
         df = resid2.sum(axis=-1) ** 2 / (resid2**2).sum(axis=-1)
     n_eff = effective_n(p, se, np.nan_to_num(df, nan=1.0), m)
@@ -136,9 +141,7 @@ def rate_interval(sums: ArrayLike, sizes: ArrayLike) -> tuple[Array, Array, Arra
 
 def _correlation(x: Array, y: Array, m: Array) -> Array:
     """Correlation of the two ratio estimators sum(x)/sum(m) and sum(y)/sum(m) over clusters."""
-    total = m.sum(axis=-1)
-    rx = x - (x.sum(axis=-1) / total)[..., None] * m
-    ry = y - (y.sum(axis=-1) / total)[..., None] * m
+    rx, ry = _residuals(x, m), _residuals(y, m)
     cov, vx, vy = ((rx * ry).sum(axis=-1), (rx**2).sum(axis=-1), (ry**2).sum(axis=-1))
     with np.errstate(divide="ignore", invalid="ignore"):
         r = cov / np.sqrt(vx * vy)
