@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +23,10 @@ from scievals.scicode import targets, verified
 from scievals.scicode import verified_targets as vt
 from scievals.scicode.targets import read_step_targets, write_test_target
 
-DATA = Path(
-    os.environ.get(
-        "SCIEVALS_TEST_SCICODE_VERIFIED",
-        Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "scicode-verified",
-    )
-).resolve()
-needs_data = pytest.mark.skipif(
-    not (DATA / "manifest.json").is_file(), reason=f"SciCode-Verified copy not found at {DATA}"
-)
+from .verified_helpers import VERIFIED_DATA, needs_verified_data
+
+DATA = VERIFIED_DATA
+needs_data = needs_verified_data
 MISSING_HERE = ["12.json", "28.json", "31.json", "37.json"]
 NEEDS_P13_REF = ["13.9", "13.10", "13.11", "13.12", "13.13", "13.15"]
 # The synthetic original: variables per test where a step's targets are tuples (43.3: (float,

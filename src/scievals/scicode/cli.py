@@ -83,13 +83,14 @@ def _status(ns: argparse.Namespace) -> int:
 
 
 def _prepare(ns: argparse.Namespace) -> int:
-    from scievals.sandbox.runtime import ensure_runtime
+    from scievals.sandbox.runtime import RUNTIMES, ensure_runtime
     from scievals.scicode.dataset import load_problems
     from scievals.scicode.regenerate import ensure_dev_targets
 
     load_problems("all")
     print("scievals: SciCode problem files ready", file=sys.stderr)
-    ensure_runtime()
+    for name in RUNTIMES:
+        ensure_runtime(name)
     print(f"scievals: dev targets ready at {ensure_dev_targets()}", file=sys.stderr)
     return 0
 

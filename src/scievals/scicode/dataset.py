@@ -201,7 +201,9 @@ def check_choice(dataset: Dataset, split: Split, step_count: StepCount) -> None:
     if dataset == "verified" and split != "test":
         raise InputError("SciCode-Verified corrects the test split only: use split=test")
     if step_count == "verified" and dataset != "verified":
-        raise InputError("step_count=verified counts SciCode-Verified's steps: use dataset=verified")
+        raise InputError(
+            "step_count=verified counts SciCode-Verified's steps: use dataset=verified"
+        )
     if step_count in ("official", "upstream") and dataset == "verified":
         raise InputError(
             f"step_count={step_count} counts the original test split: with dataset=verified use "
@@ -221,7 +223,6 @@ def _problem(
     )
 
 
-@cache
 def load_problems(
     split: Split = "test",
     source: str = "package",
@@ -232,6 +233,13 @@ def load_problems(
     count convention says (default: ``official``, or ``verified`` for that dataset)."""
     step_count = step_count or ("verified" if dataset == "verified" else "official")
     check_choice(dataset, split, step_count)
+    return _load(split, source, dataset, step_count)
+
+
+@cache
+def _load(
+    split: Split, source: str, dataset: Dataset, step_count: StepCount
+) -> tuple[Problem, ...]:
     official = official_presupplied(source)
     supplied = supplied_codes(step_count, official)
     if dataset == "verified":
@@ -256,7 +264,7 @@ def find_step(step_id: str, split: Split = "all", source: str = "package") -> tu
     raise KeyError(f"no SciCode step {step_id!r} in split {split!r}")
 
 
-def samples(problems: tuple[Problem, ...]) -> MemoryDataset:
+def samples(problems: tuple[Problem, ...], name: str = "scicode") -> MemoryDataset:
     """One sample per main problem; the solver and scorer read the problem from metadata."""
     return MemoryDataset(
         [
@@ -272,5 +280,5 @@ def samples(problems: tuple[Problem, ...]) -> MemoryDataset:
             )
             for problem in problems
         ],
-        name="scicode",
+        name=name,
     )

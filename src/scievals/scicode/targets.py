@@ -184,11 +184,13 @@ def write_test_target(h5: h5py.File, step_id: str, number: int, target: Any) -> 
 
 def official_h5(explicit: str | os.PathLike | None = None) -> Path | None:
     """The official targets file, if the user has one: ``--h5``, ``$SCIEVALS_SCICODE_H5``, cache."""
-    for candidate in (explicit, os.environ.get(ENV_H5), cache_dir("scicode") / "test_data.h5"):
+    if explicit:  # a path the user named is used or refused, never swapped for another file
+        if not Path(explicit).exists():
+            raise ArtifactError(f"--h5 {explicit}: no such file")
+        return Path(explicit)
+    for candidate in (os.environ.get(ENV_H5), cache_dir("scicode") / "test_data.h5"):
         if candidate and Path(candidate).exists():
             return Path(candidate)
-    if explicit:
-        raise ArtifactError(f"--h5 {explicit}: no such file")
     return None
 
 

@@ -103,7 +103,7 @@ def scicode(
             "scoring will fail at its first sample (--no-score needs no targets): %s", missing
         )
     return Task(
-        dataset=samples(problems),
+        dataset=samples(problems, "scicode-verified" if config.verified else "scicode"),
         solver=_solver(config),
         scorer=scicode_scorer(
             split=config.split,
