@@ -26,8 +26,17 @@ BOUND = 240.0  # seconds for one grade() call (a container start, then the batch
 AT_ONCE = 3  # grade() calls (containers) at once; the step queue still runs 2 programs at once
 
 # Where a container gives another verdict than our sandbox, and why. "kind": the table's reason
-# kind is ours alone (the attack still fails clearly); "skip": the attack is not run here.
+# kind is ours alone (the attack still fails clearly); "skip": the attack is not run here;
+# "shared": the attack also spoils other steps' records (they fail, as unreadable records, and
+# never pass): a container is one working directory for every program of a grade() call (of
+# a sample, in an eval), where our sandbox gives each program a directory of its own.
+SHARED = (
+    "it appends to every records file it finds; in a container those of the other programs "
+    "of the call are in the same working directory"
+)
 DIFFERS: dict[str, tuple[str, str]] = {
+    "forge-records-file-by-name": ("shared", SHARED),
+    "forge-every-file-in-cwd": ("shared", SHARED),
     "disk-8-files-of-200-mib": (
         "skip",
         "the container's working directory is a volume without a size cap (Inspect refuses "
@@ -117,12 +126,17 @@ def check(batches: list[Batch], attack: hostile.Attack) -> None:
         assert verdict["reason_kind"] == attack.kind, verdict
     assert verdict["reason_kind"] not in attack.not_kinds, verdict
     attacked = {a.step for a in batch.attacks if not a.passes}
+    spoiled = {"missing_record", "invalid_record"} if _shares(batch) else set()
     wrong = {
         s: (v["reason_kind"], v["reason"])
         for s, v in batch.verdicts.items()
-        if s not in attacked and not v["passed"]
+        if s not in attacked and not v["passed"] and v["reason_kind"] not in spoiled
     }
     assert wrong == {}, f"gold steps failed next to an attack in Docker: {wrong}"
+
+
+def _shares(batch: Batch) -> bool:
+    return any(DIFFERS.get(a.name, ("",))[0] == "shared" for a in batch.attacks)
 
 
 CLASSES = {

@@ -276,6 +276,22 @@ def inspect_image(tag: str) -> Image | None:
     return Image(found.get(f"{LABEL}.name", ""), tag, info["Id"], found)
 
 
+def image_records(runtimes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """What a log records of the images serving ``runtimes`` under our compose file: tag, image
+    id, pins hash, python and base (``id`` None where the image is absent or Docker does not
+    answer)."""
+    out = []
+    for name in check_runtimes(runtimes):
+        try:
+            image = inspect_image(image_tag(name))
+        except OSError:
+            image = None
+        out.append(
+            image.record() if image else {"runtime": name, "image": image_tag(name), "id": None}
+        )
+    return out
+
+
 def image_problem(runtime: str) -> str | None:
     """Why ``scievals-runtime:NAME`` cannot serve ``runtime`` (missing, other pins), or None
     when it can or when Docker does not answer (nothing can be said then)."""
