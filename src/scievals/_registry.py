@@ -19,7 +19,7 @@ from scievals.sandbox.provider import ScievalsSandbox  # noqa: F401
 from scievals.scibench.scorer import faithful, robust
 from scievals.scibench.task import scibench  # noqa: F401
 from scievals.scicode.scorer import scicode_scorer
-from scievals.scicode.task import scicode  # noqa: F401
+from scievals.scicode.task import scicode, scicode_verified  # noqa: F401
 
 
 def _register_log_name(factory: Callable[..., Scorer]) -> None:

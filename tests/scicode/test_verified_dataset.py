@@ -166,3 +166,20 @@ def test_grading_against_a_verified_targets_file(tmp_path):
     assert (summary["steps_counted"], summary["problems_counted"]) == (287, 64)
     assert (summary["dataset"], summary["step_count"]) == ("verified", "verified")
     json.dumps(summary)  # the grade output is plain JSON
+
+
+def test_alias_task_is_the_verified_protocol(tmp_path):
+    from scievals.scicode.task import scicode_verified
+
+    [log] = inspect_eval(
+        scicode_verified(source=SOURCE),
+        model="mockllm/model",
+        display="none",
+        log_dir=str(tmp_path),
+        score=False,
+        limit=1,
+    )
+    assert log.status == "success", log.error
+    assert log.eval.task == "scievals/scicode_verified"
+    protocol = log.eval.metadata["protocol"]
+    assert (protocol["dataset"], protocol["steps_counted"]) == ("verified", 287)

@@ -18,10 +18,11 @@ if TYPE_CHECKING:
     from scievals.scicode.grade import grade
     from scievals.scicode.scorer import scicode_scorer
     from scievals.scicode.solver import chat_solver, single_turn_solver
-    from scievals.scicode.task import scicode
+    from scievals.scicode.task import scicode, scicode_verified
 
 _EXPORTS = {
     "scicode": "task",
+    "scicode_verified": "task",
     "SciCodeConfig": "config",
     "scicode_scorer": "scorer",
     "single_turn_solver": "solver",
@@ -35,6 +36,7 @@ _EXPORTS = {
 }
 __all__ = [
     "scicode",
+    "scicode_verified",
     "SciCodeConfig",
     "scicode_scorer",
     "single_turn_solver",

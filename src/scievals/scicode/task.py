@@ -126,6 +126,13 @@ def scicode(
     )
 
 
+@task
+def scicode_verified(**params: Any) -> Task:
+    """SciCode-Verified (64 problems, 287 steps, its own targets) under its canonical protocol:
+    each step graded in runtimes 2024 and 2025, 1,800 s each. Takes ``scicode``'s parameters."""
+    return scicode(**{"dataset": "verified", **params})
+
+
 def _solver(config: SciCodeConfig) -> Solver:
     if config.prompt_protocol == "chat":
         return chat_solver(
