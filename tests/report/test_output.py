@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scievals.inputs import InputError
-from scievals.report import cli, write_report
+from scievals.report import cli, terminal, write_report
 from scievals.report.load import load_runs
 
 from .conftest import Logs
@@ -181,7 +181,7 @@ def test_cli_report_with_chosen_pair(
     assert ns.func(ns) == 0
     printed = capsys.readouterr().out
     assert printed.splitlines()[-1].endswith(str(out / "report.md"))
-    assert max(len(line) for line in printed.splitlines()[:-1]) <= 100
+    assert max(len(line) for line in printed.splitlines()[:-1]) <= terminal.WIDTH
     assert "scicode: results" in printed and "50.0 [6.8, 93.2]" in printed
     md = (out / "report.md").read_text(encoding="utf-8")
     assert "| main problems | r2 | r1 | model: mockllm/beta -> mockllm/alpha |" in md

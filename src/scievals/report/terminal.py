@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from scievals.report.build import DIFFERS, Section
 from scievals.report.tables import Table, text
 
-WIDTH = 100
+WIDTH = 110
 SQUEEZABLE = ((DIFFERS, 16), ("model", 16))  # (column, narrowest it may become)
-HEADER_MIN = 6
+HEADER_MIN = 3
 GAP = "  "
 
 
