@@ -64,8 +64,9 @@ apt_trixie() {
 install_engine() {
     [[ $EUID -eq 0 ]] || unavailable "no Docker Engine >= $MIN_ENGINE running, and installing one needs root"
     command -v apt-get >/dev/null || unavailable "no Docker Engine >= $MIN_ENGINE and no apt-get to install one"
-    if ! command -v runc >/dev/null || ! command -v docker-init >/dev/null || ! command -v debootstrap >/dev/null; then
-        say "installing runc, docker-init and debootstrap from the system's Debian (docker.io)"
+    if ! command -v docker >/dev/null || ! command -v runc >/dev/null \
+        || ! command -v docker-init >/dev/null || ! command -v debootstrap >/dev/null; then
+        say "installing the docker CLI, runc, docker-init and debootstrap from the system's Debian"
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap \
             >/dev/null || unavailable "apt-get install docker.io debootstrap failed"
     fi
@@ -114,12 +115,12 @@ start_engine() {
 
 START=$SECONDS
 rm -f "$STATE/unavailable"
-command -v docker >/dev/null || unavailable "no docker CLI on PATH"
 if ! engine_ok; then
     if timeout 10 docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
         unavailable "the running Docker Engine is older than $MIN_ENGINE (Inspect's docker sandbox needs it)"
     fi
     install_engine
+    command -v docker >/dev/null || unavailable "no docker CLI on PATH"
     start_engine
 fi
 docker compose version >/dev/null 2>&1 || install_compose

@@ -21,25 +21,19 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("+")[0].split("-")[0].split(".")[:3])
 
 
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["docker", *args], capture_output=True, text=True, timeout=20, check=False
+    )
+
+
 def docker_unavailable() -> str | None:
     """Why Docker cannot run these tests here, or None."""
     why = Path(cache_dir("docker")) / "unavailable"
     hint = f" ({why.read_text().strip()})" if why.exists() else ""
     try:
-        server = subprocess.run(
-            ["docker", "version", "--format", "{{.Server.Version}}"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
-        compose = subprocess.run(
-            ["docker", "compose", "version", "--short"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=False,
-        )
+        server = _run("version", "--format", "{{.Server.Version}}")
+        compose = _run("compose", "version", "--short")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"no docker CLI that answers: {exc}{hint}"
     if server.returncode != 0:

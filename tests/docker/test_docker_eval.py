@@ -11,6 +11,7 @@ scievals`` and in Inspect's docker sandbox with our compose file (one container 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
@@ -48,7 +49,7 @@ def test_reference_dev_in_docker_matches_our_sandbox(tmp_path):
     assert metrics["total_main_problems_solved"] == 15.0
     assert metrics["total_subproblems_solved"] == 50.0
     assert log.eval.sandbox.type == "docker"
-    assert log.eval.sandbox.config == str(compose_file(("2024",)))
+    assert Path(log.eval.sandbox.config).resolve() == compose_file(("2024",))  # ours
     assert log.eval.metadata["protocol"]["sandbox"].startswith("docker")
     in_docker = {
         v["step"]: v for s in log.samples for v in s.scores["scicode_scorer"].metadata["steps"]

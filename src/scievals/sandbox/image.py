@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from scievals.artifacts import ArtifactError
+from scievals.artifacts import ArtifactError, sha256_file
 from scievals.paths import cache_dir
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
@@ -202,14 +202,6 @@ def _wheels(where: Path, pinned: dict[str, str], interp: Interpreter) -> dict[st
     return {name: by_name[_canonical(name)] for name in pinned}
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _probe_script(runtime: str) -> str:
     """Run in the build: every warm module imports, matplotlib draws, versions are the pins."""
     return (
@@ -336,7 +328,7 @@ def _build_image(runtime: str, base: str, tag: str) -> Image:
         lines = []
         for name, wheel in wheels.items():
             shutil.copy2(wheel, context / "wheels" / wheel.name)
-            lines.append(f"{name}=={pins(runtime)[name]} --hash=sha256:{sha256(wheel)}")
+            lines.append(f"{name}=={pins(runtime)[name]} --hash=sha256:{sha256_file(wheel)}")
         (context / "requirements.txt").write_text("\n".join(lines) + "\n")
         (context / "probe.py").write_text(_probe_script(runtime))
         dockerfile = resources.files("scievals.sandbox").joinpath("docker", "Dockerfile")
