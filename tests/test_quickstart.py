@@ -49,7 +49,8 @@ def test_main_job_puts_the_reference_beside_the_model(tmp_path, monkeypatch, cap
             assert best is not None and worst is not None
             assert (best.value, best.hi) == (1.0, 1.0) and best.lo < 1.0, (bench, metric)
             assert (worst.value, worst.lo) == (0.0, 0.0) and worst.hi > 0.0, (bench, metric)
-    table = printed.split("Full report")[0].splitlines()
+    summary = printed[printed.rindex("scicode: results") :]  # after Inspect's own display
+    table = summary.split("Full report")[0].splitlines()
     assert max(len(line) for line in table) <= 120
     assert f"Full report (protocol, breakdowns, comparisons, plots): {report / 'report.html'}" in (
         printed
