@@ -7,6 +7,7 @@ is one click away (a ``details`` element under its benchmark).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
@@ -14,6 +15,7 @@ from urllib.parse import quote
 from scievals.report.build import Section
 from scievals.report.tables import Pct, Table, text
 
+COUNT = re.compile(r"\d+(\.\d+)?/\d+")  # "3/50", "1.5/4": aligned as numbers
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.2em 2em; color: #222; }
 h1 { font-size: 1.5em; margin: 0 0 0.3em; } h2 { margin: 1em 0 0.3em; }
@@ -53,7 +55,8 @@ def table_html(table: Table, heading: bool = True) -> str:
     for row in table.rows:
         cells = []
         for c in row:
-            kind = "num" if isinstance(c, Pct | int | float) else "wide"
+            count = isinstance(c, str) and COUNT.fullmatch(c) is not None
+            kind = "num" if count or isinstance(c, Pct | int | float) else "wide"
             cells.append(f'<td class="{kind}">{escape(text(c))}</td>')
         body.append(f"<tr>{''.join(cells)}</tr>")
     notes = "".join(f'<p class="note">{escape(n)}</p>' for n in table.notes)
