@@ -7,6 +7,7 @@ r3 scicode beta, r4 scibench alpha, r5 scibench beta.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from inspect_ai.log import read_eval_log
@@ -17,7 +18,7 @@ from scievals.report.published import REFERENCES, matches, references_for
 from scievals.report.tables import Table, text
 from scievals.stats import clopper_pearson, rate_interval
 
-from .conftest import Logs
+from .conftest import SCICODE_ALPHA, Logs, _epoch, run_task, scicode_task
 
 
 @pytest.fixture(scope="module")
@@ -417,3 +418,17 @@ def test_per_book_figures_hold_for_a_subset_of_books() -> None:
 def test_default_pairs_stay_within_a_benchmark(loaded: tuple[list[Run], list[str]]) -> None:
     pairs = [(a.name, b.name) for a, b in default_pairs(loaded[0])]
     assert pairs == [("r1", "r2"), ("r1", "r3"), ("r2", "r3"), ("r4", "r5")]
+
+
+def test_runs_differing_in_any_protocol_key_stay_apart(tmp_path: Path) -> None:
+    """Every protocol key, the new runtimes and step_count included, splits runs and shows."""
+    for runtimes in (["2024"], ["2024", "2025"]):
+        run_task(
+            scicode_task(_epoch(SCICODE_ALPHA), runtimes=runtimes, step_count="official"),
+            "alpha",
+            tmp_path,
+        )
+    runs, _ = load_runs([tmp_path])
+    t = results_table("scicode", runs)
+    assert sorted(text(r[-1]) for r in t.rows) == ["runtimes 2024", "runtimes 2024, 2025"]
+    assert any("step count official" in note for note in t.notes)
