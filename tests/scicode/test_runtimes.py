@@ -11,6 +11,8 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 
 from scievals.inputs import InputError
+from scievals.report.build import build_sections
+from scievals.report.load import load_runs
 from scievals.sandbox.runtime import RUNTIMES, check_runtimes, pins, runtime_environment
 from scievals.scicode.grade import grade
 from scievals.scicode.regenerate import run_sync
@@ -179,6 +181,25 @@ def test_eval_records_both_verdicts(tmp_path):
         ("2025", True),
     ]
     assert "2024: exception, 2025: pass" in score.explanation
+    runs, _ = load_runs([log.location])
+    [section] = build_sections(runs)
+    [table] = [t for t in section.tables if t.key == "scicode_runtimes"]
+    assert [row[2:] for row in table.rows] == [["2024", 1, 0, "-"], ["2025", 1, 1, 1]]
+    one_runtime = [
+        t.key for s in build_sections(load_runs([_one_runtime_log(tmp_path)])[0]) for t in s.tables
+    ]
+    assert "scicode_runtimes" not in one_runtime
+
+
+def _one_runtime_log(tmp_path) -> str:
+    [log] = inspect_eval(
+        scicode(split="dev"),
+        model="mockllm/model",
+        sample_id="1",
+        display="none",
+        log_dir=str(tmp_path / "one"),
+    )
+    return log.location
 
 
 @pytest.mark.slow

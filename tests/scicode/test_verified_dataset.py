@@ -183,3 +183,26 @@ def test_alias_task_is_the_verified_protocol(tmp_path):
     assert log.eval.task == "scievals/scicode_verified"
     protocol = log.eval.metadata["protocol"]
     assert (protocol["dataset"], protocol["steps_counted"]) == ("verified", 287)
+
+
+def test_report_never_puts_both_datasets_in_one_row(tmp_path):
+    from scievals.report.build import build_sections
+    from scievals.report.load import load_runs
+
+    logs = []
+    for dataset in ("original", "verified"):
+        [log] = inspect_eval(
+            scicode(dataset=dataset, source=SOURCE if dataset == "verified" else "package"),
+            model="mockllm/model",
+            display="none",
+            log_dir=str(tmp_path / dataset),
+            score=False,
+            sample_id="5",
+        )
+        logs.append(log.location)
+    runs, _ = load_runs(logs)
+    assert len(runs) == 2
+    assert {run.protocol["dataset"] for run in runs} == {"original", "verified"}
+    [section] = build_sections(runs)
+    results = section.tables[0]
+    assert len(results.rows) == 2

@@ -333,6 +333,30 @@ def scicode_failure_table(runs: Sequence[Run]) -> Table:
     )
 
 
+def scicode_runtime_table(runs: Sequence[Run]) -> Table | None:
+    """What each later scoring runtime added, for runs graded in several (None if none was)."""
+    rows = []
+    for run in runs:
+        per = oc.scicode_runtimes(run)
+        for index, (name, counts) in enumerate(per.items()):
+            added = "-" if index == 0 else counts["added"]
+            rows.append([run.name, run.model, name, counts["graded"], counts["passed"], added])
+    if not rows:
+        return None
+    return Table(
+        "scicode_runtimes",
+        "scicode: what each scoring runtime added",
+        ["run", "model", "runtime", "steps graded", "passed there", "added"],
+        rows,
+        [
+            "A step passes if any runtime passes. Runtimes are tried in the order listed; a "
+            "later one grades only what the earlier ones failed (unless all_runtimes). "
+            "'added': steps that passed there and in no runtime before it. Counts over all "
+            "epochs."
+        ],
+    )
+
+
 def default_pairs(runs: Sequence[Run]) -> list[tuple[Run, Run]]:
     """Every pair of runs of one benchmark that scored at least one sample in common."""
     out = []
@@ -444,6 +468,8 @@ def build_sections(
             tables += [scibench_group_table(bruns, "book"), scibench_group_table(bruns, "subject")]
         elif bench == "scicode":
             tables += [scicode_problem_table(bruns), scicode_failure_table(bruns)]
+            if runtimes := scicode_runtime_table(bruns):
+                tables.append(runtimes)
         comparisons = [c for a, b in pairs if a.benchmark == bench for c in compare_runs(a, b)]
         if comparisons:
             tables += comparison_tables(bench, comparisons)

@@ -95,6 +95,27 @@ def scicode_failures(run: Run) -> Counter[str]:
     return kinds
 
 
+def scicode_runtimes(run: Run) -> dict[str, Counter[str]]:
+    """Per scoring runtime, over all epochs: steps it graded, passed, and ``added`` (passed where
+    every runtime before it failed: what grading in it added). Empty for a one-runtime run."""
+    names = list(run.protocol.get("runtimes") or [])
+    if len(names) < 2:
+        return {}
+    counts: dict[str, Counter[str]] = {name: Counter() for name in names}
+    for s in run.samples:
+        score = _scicode_score(s.scores)
+        for step in ((score.metadata or {}) if score else {}).get("steps", []):
+            tried = step.get("runtimes") or {}
+            first = next((n for n in names if tried.get(n, {}).get("passed")), None)
+            for name, verdict in tried.items():
+                if name in counts:
+                    counts[name]["graded"] += 1
+                    counts[name]["passed"] += bool(verdict.get("passed"))
+            if first is not None and first != names[0]:
+                counts[first]["added"] += 1
+    return counts
+
+
 def scibench_scorers(run: Run) -> list[str]:
     """Scorer names in the run, faithful and robust first."""
     names = {name for s in run.samples for name in s.scores}
