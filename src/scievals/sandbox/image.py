@@ -28,6 +28,7 @@ import yaml
 
 from scievals.artifacts import ArtifactError, sha256_file
 from scievals.paths import cache_dir
+from scievals.sandbox.limits import Limits
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
     WARM_MODULES,
@@ -46,11 +47,12 @@ LOCAL_BASE = "scievals-base:bookworm"
 LABEL = "org.scievals.runtime"
 SANDBOX_UID = 10001
 PULL_SECONDS = 60
-# The container limits of the compose file, as our sandbox's per-execution defaults.
-MEMORY = "4g"
-PIDS = 64
-CPUS = 1.0
-TMP_TMPFS = "size=256m,nr_inodes=10000,mode=1777"
+# A container's limits are our sandbox's per-execution defaults (one source for the numbers),
+# applied per sample, with one CPU per sample as inspect_evals runs it.
+_LIMITS = Limits()
+MEMORY_MIB = int(_LIMITS.memory_gib * 1024)
+CPUS = 1
+TMP_TMPFS = f"size={_LIMITS.tmp_mib}m,nr_inodes={_LIMITS.inodes},mode=1777"
 
 
 def image_tag(runtime: str) -> str:
@@ -58,11 +60,9 @@ def image_tag(runtime: str) -> str:
     return f"{REPOSITORY}:{runtime}"
 
 
-def _docker(*args: str, what: str, input: bytes | None = None, timeout: float = 1800) -> str:
+def _docker(*args: str, what: str, timeout: float = 1800) -> str:
     try:
-        proc = subprocess.run(
-            ["docker", *args], input=input, capture_output=True, timeout=timeout, check=False
-        )
+        proc = subprocess.run(["docker", *args], capture_output=True, timeout=timeout, check=False)
     except FileNotFoundError as exc:
         raise ArtifactError(f"{what}: no docker CLI on PATH") from exc
     except subprocess.TimeoutExpired as exc:
@@ -370,13 +370,13 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
             "volumes": [f"{volume}:/home/sandbox"],
             "tmpfs": [f"/tmp:{TMP_TMPFS}"],
             "shm_size": "64m",
-            "mem_limit": MEMORY,
-            "memswap_limit": MEMORY,
-            "pids_limit": PIDS,
+            "mem_limit": f"{MEMORY_MIB}m",
+            "memswap_limit": f"{MEMORY_MIB}m",
+            "pids_limit": _LIMITS.processes,
             "cpus": CPUS,
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges:true"],
-            "ulimits": {"fsize": 256 << 20, "nofile": 256},
+            "ulimits": {"fsize": _LIMITS.file_mib << 20, "nofile": _LIMITS.open_files},
             "stop_grace_period": "1s",
             "x-local": True,  # never pulled: built here by `scievals sandbox image`
         }
@@ -410,10 +410,10 @@ def k8s_values_text(
     file, each from ``REGISTRY/scievals-runtime:NAME``, in gVisor, with no egress, limits equal
     to requests (a guaranteed pod: nothing is overcommitted), a non-root user and a read-only
     root with memory-backed scratch directories."""
-    memory = MEMORY.replace("g", "Gi")
+    memory, disk, tmp = f"{MEMORY_MIB}Mi", _LIMITS.disk_mib, _LIMITS.tmp_mib
     services: dict[str, Any] = {}
     for index, name in enumerate(check_runtimes(runtimes)):
-        amount = {"cpu": str(int(CPUS)), "memory": memory}
+        amount = {"cpu": str(CPUS), "memory": memory}
         services[runtime_environment(name, index)] = {
             "runtimeClassName": "gvisor",
             "image": f"{registry.rstrip('/')}/{image_tag(name)}",
@@ -430,8 +430,8 @@ def k8s_values_text(
             },
             "resources": {"requests": dict(amount), "limits": dict(amount)},
             "volumes": [
-                {"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": "512Mi"}},
-                {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "256Mi"}},
+                {"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": f"{disk}Mi"}},
+                {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": f"{tmp}Mi"}},
             ],
             "volumeMounts": [
                 {"name": "work", "mountPath": "/home/sandbox"},
