@@ -440,7 +440,7 @@ def k8s_values_text(
         }
     header = (
         "# Helm values for Inspect's Kubernetes sandbox (inspect-k8s-sandbox's agent-env chart),\n"
-        f'# runtimes {",".join(runtimes)}: `--sandbox k8s:THIS_FILE` (docs/sandbox.md, "Kubernetes").\n'
+        f'# runtimes {",".join(runtimes)}: `--sandbox k8s:THIS_FILE` (docs/sandbox.md, "Clusters").\n'
         "# Written by scievals.sandbox.image.k8s_values_text; push the images to REGISTRY first.\n"
     )
     body = {"services": services, "allowDomains": [], "allowCIDR": [], "allowEntities": []}
