@@ -128,7 +128,6 @@ os.dup2(2, 1)  # anything the grader prints goes to stderr, never into the proto
 
 from scievals.scicode.grade import grade
 
-
 def rss():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
@@ -139,7 +138,7 @@ for line in sys.stdin:
     job = json.loads(line)
     before, started = rss(), time.monotonic()
     try:
-        verdicts, summary = asyncio.run(grade(job["completions"], split="dev", timeout=job["timeout"]))
+        verdicts, summary = asyncio.run(grade(job["completions"], split="dev", timeout=job["timeout"], runtimes=job["runtime"]))
         result = {"verdicts": verdicts, "summary": summary}
     except BaseException as exc:
         result = {"error": f"{type(exc).__name__}: {exc}"[:2000], "traceback": traceback.format_exc()[-3000:]}
@@ -230,7 +229,8 @@ class Outcome:
 class Grader:
     """A worker process running ``grade()`` on request, watched from here."""
 
-    def __init__(self) -> None:
+    def __init__(self, runtime: str = "2024") -> None:
+        self.runtime = runtime
         self.tmp = tempfile.mkdtemp(prefix="hostile-grading-")
         os.chmod(self.tmp, 0o755)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -356,7 +356,8 @@ class Grader:
         entries_before = self._entries()
         mounts_before = _mounts(self.proc.pid)
         family_before = self._family()
-        job = json.dumps({"completions": completions, "timeout": timeout}) + "\n"
+        job = {"completions": completions, "timeout": timeout, "runtime": self.runtime}
+        job = json.dumps(job) + "\n"
         started = time.monotonic()
         try:
             self.proc.stdin.write(job.encode())
@@ -400,9 +401,11 @@ class Grader:
         return outcome
 
 
-@pytest.fixture(scope="module")
-def grader():
-    g = Grader()
+@pytest.fixture(scope="module", params=["2024", "2025"])
+def grader(request):
+    """A grading worker for each scoring runtime: every attack is tried in both (the recorder
+    and the wire format run on NumPy 1 and on NumPy 2)."""
+    g = Grader(request.param)
     yield g
     g.close()
 

@@ -217,3 +217,16 @@ def test_gold_dev_never_needs_the_second_runtime(tmp_path, dev_targets_file):
     steps = [s for sample in log.samples for s in sample.scores["scicode_scorer"].metadata["steps"]]
     assert len(steps) == 50
     assert all(list(s["runtimes"]) == ["2024"] and s["runtime"] == "2024" for s in steps)
+
+
+@pytest.mark.slow
+def test_gold_dev_passes_in_2025_alone(dev_targets_file):
+    """The recorder, the wire format and the trusted re-run work on NumPy 2 as on NumPy 1: every
+    gold dev step passes with 2025 as the only runtime."""
+    from scievals.scicode.dataset import load_problems
+
+    completions = {s.step_id: gold(s.step_id) for p in load_problems("dev") for s in p.scored_steps}
+    verdicts, summary = run_sync(grade(completions, "dev", runtimes="2025"))
+    failed = {v["step"]: v["reason"] for v in verdicts if not v["passed"]}
+    assert failed == {}
+    assert (summary["total_subproblems_solved"], summary["runtimes"]) == (50, ["2025"])
