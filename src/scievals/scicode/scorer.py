@@ -32,16 +32,13 @@ TargetLookup = Callable[[Step], list[Any]]
 
 
 def _line(v: StepVerdict) -> str:
+    """One step of the explanation; with several runtimes graded, each one's verdict too."""
     line = f"{v.step}: {'pass' if v.passed else 'FAIL'}" + ("" if v.passed else f" ({v.reason})")
-    if len(v.runtimes) > 1 or (v.passed and v.runtimes and v.runtime != next(iter(v.runtimes))):
-        line += (
-            " ["
-            + ", ".join(
-                f"{name}: {'pass' if r['passed'] else r['reason_kind']}"
-                for name, r in v.runtimes.items()
-            )
-            + "]"
+    if len(v.runtimes) > 1:
+        each = (
+            f"{n}: {'pass' if r['passed'] else r['reason_kind']}" for n, r in v.runtimes.items()
         )
+        line += " [" + ", ".join(each) + "]"
     return line
 
 
