@@ -339,6 +339,8 @@ def _build_image(runtime: str, base: str, tag: str) -> Image:
             cmd += ["--label", f"{key}={value}"]
         _say(f"building {tag} from {base} (python {interp.version}), offline")
         _docker(*cmd, str(context), what=f"building {tag}")
+    for leftover in ("stage", "name"):  # the build stage, and the image this one replaced
+        _docker("image", "prune", "--force", "--filter", f"label={LABEL}.{leftover}", what="prune")
     built = inspect_image(tag)
     if built is None:
         raise ArtifactError(f"docker build reported success but {tag} is not there")
