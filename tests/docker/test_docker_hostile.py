@@ -113,7 +113,7 @@ def run_in_docker(attacks: list[hostile.Attack], timeout: int = 60) -> list[Batc
     return asyncio.run(every())
 
 
-def check(batches: list[Batch], attack: hostile.Attack) -> None:
+def check(batches: list[Batch], attack: hostile.Attack, shared_limits: bool = False) -> None:
     batch = next(b for b in batches if attack in b.attacks)
     assert batch.error is None, f"grade() failed: {batch.error}"
     assert batch.seconds < BOUND, f"grade() took {batch.seconds:.0f} s"
@@ -125,6 +125,8 @@ def check(batches: list[Batch], attack: hostile.Attack) -> None:
     if attack.kind is not None and DIFFERS.get(attack.name, ("",))[0] != "kind":
         assert verdict["reason_kind"] == attack.kind, verdict
     assert verdict["reason_kind"] not in attack.not_kinds, verdict
+    if shared_limits:
+        return  # the gold steps beside it may fail: the container's limits are theirs too
     attacked = {a.step for a in batch.attacks if not a.passes}
     spoiled = {"missing_record", "invalid_record"} if _shares(batch) else set()
     wrong = {
@@ -148,6 +150,11 @@ CLASSES = {
     "unbounded": hostile.UNBOUNDED,
 }
 TIMEOUTS = {"hangs": hostile.HANG_TIMEOUT}
+# Classes whose attacks exhaust what a container shares: its 64 pids and 4 GiB belong to every
+# program of the grade() call (of the sample, in an eval), so a fork bomb or a memory hog can
+# make the gold steps running beside it fail ("fork system call failed: Resource temporarily
+# unavailable" from the exec wrapper). Ours limits each program alone. The attacks still fail.
+SHARED_LIMITS = {"machinery"}
 LINGER = 60.0  # seconds a container of a finished grade() call may take to go
 
 
@@ -162,7 +169,7 @@ def test_class_gets_its_verdicts_in_docker(name):
         if DIFFERS.get(attack.name, ("",))[0] == "skip":
             continue
         try:
-            check(batches, attack)
+            check(batches, attack, name in SHARED_LIMITS)
         except AssertionError as exc:
             failures.append(f"{attack.name}@{attack.step}: {str(exc).splitlines()[0]}")
     assert failures == [], "\n".join(failures)
