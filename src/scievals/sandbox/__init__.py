@@ -60,11 +60,13 @@ def protocol_fields(sandbox: str | None, runtimes: tuple[str, ...] = ()) -> dict
     (names, in the order they are tried) entries of a task's protocol record."""
     from scievals.sandbox.runtime import DEFAULT_RUNTIME, REPORTED, pins
 
+    if sandbox is None:  # nothing runs model code
+        return {"sandbox": None, "runtime": {}, "runtimes": None}
     names = runtimes or (DEFAULT_RUNTIME,)
     if sandbox != "scievals":  # another provider serves the same pins (an image per runtime)
         first = pins(names[0])
         return {
-            "sandbox": sandbox,
+            "sandbox": _foreign(sandbox, names),
             "runtime": {k: first.get(k) for k in REPORTED},
             "runtimes": list(names),
         }
@@ -74,6 +76,27 @@ def protocol_fields(sandbox: str | None, runtimes: tuple[str, ...] = ()) -> dict
         "runtime": facts["runtime"],
         "runtimes": list(names),
     }
+
+
+def _foreign(sandbox: str, runtimes: tuple[str, ...]) -> str:
+    """A bare ``docker`` is our compose file: named with the image and pins of each runtime
+    (pins hash, not image id: ids differ between machines that build the same pins)."""
+    if sandbox != "docker":
+        return sandbox
+    from scievals.sandbox.image import image_tag
+    from scievals.sandbox.runtime import pins_hash
+
+    return "docker (" + ", ".join(f"{image_tag(n)} pins {pins_hash(n)}" for n in runtimes) + ")"
+
+
+def sandbox_images(sandbox: str | None, runtimes: tuple[str, ...]) -> list[dict[str, Any]]:
+    """For the log: the images that serve ``runtimes`` under our compose file (bare
+    ``docker``): tag, image id, pins hash, python and base; empty for other sandboxes."""
+    if sandbox != "docker":
+        return []
+    from scievals.sandbox.image import image_records
+
+    return image_records(runtimes)
 
 
 def runtime_versions(runtimes: tuple[str, ...]) -> dict[str, dict[str, str]]:

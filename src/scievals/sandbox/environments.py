@@ -12,8 +12,8 @@ sample_cleanup, task_cleanup) with its config file, the packaged compose file fo
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from inspect_ai.util import SandboxEnvironment
@@ -45,10 +45,12 @@ def sandbox_spec(
 
 
 @asynccontextmanager
-async def environments(
+async def sandbox_task(
     sandbox: str = "scievals", runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,), **config: Any
-) -> AsyncIterator[dict[str, SandboxEnvironment]]:
-    """Ready environments, runtime name -> environment; removed on exit.
+) -> AsyncIterator[Callable[[], AbstractAsyncContextManager[dict[str, SandboxEnvironment]]]]:
+    """A provider set up as for one task; yields a factory of samples, each a context manager
+    giving ready environments (runtime name -> environment), removed on exit, as an eval's
+    sample gets them (for Docker: containers of its own).
 
     ``config`` takes the fields of ``ScievalsSandboxConfig`` for our sandbox; other providers
     take their limits from their config file (``docker:COMPOSE``, ``k8s:VALUES``; a bare
@@ -64,8 +66,9 @@ async def environments(
         spec = sandbox_spec(sandbox, runtimes)
         kind, chosen = spec if isinstance(spec, tuple) else (spec, None)
         provider = _provider(kind)
-    await provider.task_init(TASK_NAME, chosen)
-    try:
+
+    @asynccontextmanager
+    async def sample() -> AsyncIterator[dict[str, SandboxEnvironment]]:
         made = await provider.sample_init(TASK_NAME, chosen, {})
         try:
             wanted = {name: runtime_environment(name, i) for i, name in enumerate(runtimes)}
@@ -78,8 +81,21 @@ async def environments(
             yield {name: made[env] for name, env in wanted.items()}
         finally:
             await provider.sample_cleanup(TASK_NAME, chosen, made, False)
+
+    await provider.task_init(TASK_NAME, chosen)
+    try:
+        yield sample
     finally:
         await provider.task_cleanup(TASK_NAME, chosen, True)
+
+
+@asynccontextmanager
+async def environments(
+    sandbox: str = "scievals", runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,), **config: Any
+) -> AsyncIterator[dict[str, SandboxEnvironment]]:
+    """The environments of one sample (``sandbox_task`` with a single sample)."""
+    async with sandbox_task(sandbox, runtimes, **config) as sample, sample() as envs:
+        yield envs
 
 
 def _provider(kind: str) -> type[SandboxEnvironment]:

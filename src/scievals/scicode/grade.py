@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from scievals.inputs import InputError, read_jsonl
 from scievals.scicode.config import Extraction, SciCodeConfig, sandbox_config
-from scievals.scicode.dataset import Dataset, Problem, Split, StepCount, load_problems
+from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
 from scievals.scicode.metrics import problem_solved
 from scievals.scicode.runner import grade_step
 from scievals.scicode.schedule import StepCache, expected_cost
@@ -72,7 +72,7 @@ async def grade(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Verdicts for every step in ``completions`` and the split's summary (the protocol's
     choices as the task's parameters of the same names)."""
-    from scievals.sandbox.environments import environments
+    from scievals.sandbox.environments import sandbox_task
 
     if split is None:
         split = "test" if dataset == "verified" else infer_split(set(completions))
@@ -99,36 +99,50 @@ async def grade(
     lookup, _ = target_lookup(split, "auto", h5, config.dataset)
     wanted = set(completions)
     cache = StepCache()
-    jobs = []
-    limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
-    async with environments(sandbox, config.runtime_names, **limits) as envs:
-        for problem in problems:
-            steps = [s for s in problem.scored_steps if s.step_id in wanted]
-            if not steps:
-                continue
+    jobs: list[tuple[Problem, list[Step], dict[str, str]]] = []
+    for problem in problems:
+        steps = [s for s in problem.scored_steps if s.step_id in wanted]
+        if steps:
             codes = {
                 s.step_id: s.presupplied_code
                 if s.presupplied_code is not None
                 else extract(completions.get(s.step_id, ""), s.function_header, extraction)
                 for s in problem.steps
             }
-            jobs += [(problem, s, codes) for s in steps]
-        jobs.sort(key=lambda job: -expected_cost(job[1].step_id))
-        results = await asyncio.gather(
-            *[
-                grade_step(
-                    envs,
-                    problem,
-                    s,
-                    codes,
-                    partial(lookup, s),
-                    config.step_timeout,
-                    cache,
-                    config.all_runtimes,
-                )
-                for problem, s, codes in jobs
-            ]
+            jobs.append((problem, steps, codes))
+
+    def graded(envs: dict[str, Any], problem: Problem, step: Step, codes: dict[str, str]) -> Any:
+        return grade_step(
+            envs,
+            problem,
+            step,
+            codes,
+            partial(lookup, step),
+            config.step_timeout,
+            cache,
+            config.all_runtimes,
         )
+
+    limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
+    async with sandbox_task(sandbox, config.runtime_names, **limits) as sample:
+        if sandbox == "scievals":
+            # One sample: every program gets a directory and quota of its own there anyway,
+            # and all steps are queued at once, the longest first.
+            flat = sorted(
+                ((p, s, c) for p, steps, c in jobs for s in steps),
+                key=lambda job: -expected_cost(job[1].step_id),
+            )
+            async with sample() as envs:
+                results = await asyncio.gather(*[graded(envs, *job) for job in flat])
+        else:
+            # A sample (for Docker: containers) per problem, as in an eval: what one problem's
+            # programs do to their container cannot reach another problem's.
+            async def one(problem: Problem, steps: list[Step], codes: dict[str, str]) -> Any:
+                async with sample() as envs:
+                    return await asyncio.gather(*[graded(envs, problem, s, codes) for s in steps])
+
+            per_problem = await asyncio.gather(*[one(*job) for job in jobs])
+            results = [verdict for verdicts in per_problem for verdict in verdicts]
     verdicts = {
         v.step: {
             "step": v.step,

@@ -14,7 +14,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
 from scievals.protocol import protocol
-from scievals.sandbox import protocol_fields, runtime_versions
+from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
 from scievals.scicode import verified
 from scievals.scicode.config import (
@@ -122,6 +122,7 @@ def scicode(
         metadata={
             "protocol": _protocol(config, problems, target_source.note),
             "runtime_versions": runtime_versions(config.runtime_names),
+            "sandbox_images": sandbox_images(config.sandbox, config.runtime_names),
         },
     )
 
