@@ -104,7 +104,7 @@ def test_scicode_results_put_scores_first(sections: dict[str, Section]) -> None:
         t.notes
     )
     assert (
-        "Protocol of every row: data version scicode-69a8cfc; split test; steps counted 288; "
+        "Protocol of every row: data version scicode-69a8cfc; split test; steps in the split 288; "
         "prompt single_turn; scorer sandboxed records; extraction=original; timeout (s) 1800; "
         "runtime numpy 2.4.6, scipy 1.17.1; temperature 0.0; max tokens default "
         "(full record: protocol table)."
@@ -116,7 +116,7 @@ def test_scicode_protocol_record(sections: dict[str, Section]) -> None:
     protocol = {
         "data version": "scicode-69a8cfc",
         "split": "test",
-        "steps counted": "288",
+        "steps in the split": "288",
         "prompt": "single_turn",
         "scorer": "sandboxed records; extraction=original",
         "timeout (s)": "1800",

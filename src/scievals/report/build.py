@@ -31,7 +31,7 @@ PROTOCOL_LABELS = {
 }
 # Where a key means something else for one benchmark; any key not named here is labelled by name.
 BENCHMARK_LABELS = {
-    "scicode": {"prompt": "prompt"},
+    "scicode": {"prompt": "prompt", "steps_counted": "steps in the split"},
     "scibench": {"steps_counted": "dataset problems", "prompt": "setting"},
 }
 INTERVAL_NOTE = (
