@@ -57,3 +57,41 @@ def test_report_reads_a_real_scibench_log(tmp_path: Path) -> None:
     )
     assert results["faithful correct"].endswith("/107")
     assert "dataset problems 107" in " ".join(tables["scibench_results"].notes)
+
+
+def test_eval_level_sandbox_override_is_what_the_report_says(tmp_path: Path) -> None:
+    """``inspect eval ... --sandbox X`` replaces the task's sandbox after the task wrote its
+    protocol: the report says what really ran, and what the task had asked for."""
+    from scievals.scicode.task import scicode
+
+    [log] = eval(
+        scicode(split="dev"),
+        model="mockllm/model",
+        sandbox="local",
+        sample_id="1",
+        score=False,
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    assert log.eval.metadata["protocol"]["sandbox"].startswith("scievals")
+    [run], _ = load_runs([log.location])
+    assert run.protocol["sandbox"].startswith(
+        "local (eval-level --sandbox; the task asked for scievals"
+    )
+    [run_as_asked], _ = load_runs([_plain_run(tmp_path)])
+    assert run_as_asked.protocol["sandbox"].startswith("scievals (")
+
+
+def _plain_run(tmp_path: Path) -> str:
+    from scievals.scicode.task import scicode
+
+    [log] = eval(
+        scicode(split="dev"),
+        model="mockllm/model",
+        sample_id="1",
+        score=False,
+        display="none",
+        log_dir=str(tmp_path / "plain"),
+    )
+    return log.location

@@ -109,6 +109,18 @@ def _temperature(log: EvalLog) -> float | None:
     return effective_generate_config(log).temperature
 
 
+def _ran_in(log: EvalLog, protocol: dict[str, Any]) -> dict[str, Any]:
+    """The sandbox that really ran the samples, where an eval-level ``--sandbox`` replaced the
+    one the task asked for (the task's protocol was written before Inspect applied it)."""
+    spec = log.eval.sandbox
+    recorded = str(protocol.get("sandbox") or "")
+    if spec is None or not recorded or recorded.split(" ")[0].split(":")[0] == spec.type:
+        return {}
+    config = spec.config if isinstance(spec.config, str) else None
+    actual = f"{spec.type}:{config}" if config else spec.type
+    return {"sandbox": f"{actual} (eval-level --sandbox; the task asked for {recorded})"}
+
+
 def run_from_log(log: EvalLog) -> Run:
     """A Run from a log read with its samples; an InputError if the log has no protocol.
 
@@ -132,7 +144,7 @@ def run_from_log(log: EvalLog) -> Run:
         path=str(log.location),
         task=log.eval.task,
         model=log.eval.model,
-        protocol={key: protocol.get(key) for key in PROTOCOL_KEYS},
+        protocol={key: protocol.get(key) for key in PROTOCOL_KEYS} | _ran_in(log, protocol),
         temperature=_temperature(log),
         epochs=log.eval.config.epochs or 1,
         created=log.eval.created,
