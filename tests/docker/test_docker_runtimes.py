@@ -64,3 +64,40 @@ def test_the_log_names_each_runtimes_image(both_images):
         ("2025", "scievals-runtime:2025", pins_hash("2025")),
     ]
     assert all(i["id"] for i in images)
+
+
+def test_eval_level_override_from_the_checkout_runs_our_compose(
+    tmp_path, monkeypatch, runtime_image
+):
+    """``inspect eval scievals/scibench -T setting=python --sandbox docker`` from the checkout's
+    root: Inspect finds compose.yaml there (ours), so the model's code runs in our image."""
+    from pathlib import Path
+
+    from inspect_ai import eval as inspect_eval
+
+    from scievals.scibench.task import scibench
+    from tests.scibench.scibench_helpers import DATA
+
+    if not (DATA / "main" / "dataset").is_dir():
+        pytest.skip(f"SciBench data not found at {DATA}")
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    [log] = inspect_eval(
+        scibench(setting="python", data_dir=str(DATA / "main")),
+        model="scievals/reference",
+        sandbox="docker",
+        limit=2,
+        display="none",
+        log_dir=str(tmp_path),
+    )
+    assert log.status == "success", log.error
+    assert (log.eval.sandbox.type, log.eval.sandbox.config) == ("docker", "compose.yaml")
+    from scievals.sandbox.image import compose_file
+
+    assert Path("compose.yaml").resolve() == Path(compose_file(("2024",))).resolve()
+    probes = [
+        e
+        for s in log.samples
+        for e in s.events
+        if e.event == "sandbox" and e.action == "exec" and "python3" in (e.cmd or "")
+    ]
+    assert probes and all(e.result == 0 for e in probes)
