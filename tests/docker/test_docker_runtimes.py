@@ -101,3 +101,15 @@ def test_eval_level_override_from_the_checkout_runs_our_compose(
         if e.event == "sandbox" and e.action == "exec" and "python3" in (e.cmd or "")
     ]
     assert probes and all(e.result == 0 for e in probes)
+
+
+def test_no_daemon_is_one_line(tmp_path, monkeypatch, capsys):
+    """Without a daemon that answers, ``grade --sandbox docker`` stops with one line, exit 2."""
+    from scievals.cli import main
+
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/absent.sock")
+    source = tmp_path / "c.jsonl"
+    source.write_text('{"step": "1.1", "completion": "x"}\n')
+    assert main(["grade", "scicode", str(source), "--split", "dev", "--sandbox", "docker"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("scievals: error: sandbox docker could not start")

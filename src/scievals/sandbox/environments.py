@@ -18,6 +18,7 @@ from typing import Any
 
 from inspect_ai.util import SandboxEnvironment
 
+from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
 
@@ -82,7 +83,11 @@ async def sandbox_task(
         finally:
             await provider.sample_cleanup(TASK_NAME, chosen, made, False)
 
-    await provider.task_init(TASK_NAME, chosen)
+    try:
+        await provider.task_init(TASK_NAME, chosen)
+    except Exception as exc:  # noqa: BLE001 - any provider's start-up failure, e.g. no daemon
+        lines = [line for line in str(exc).splitlines() if line.strip()] or [type(exc).__name__]
+        raise ArtifactError(f"sandbox {sandbox} could not start: {' '.join(lines)[:400]}") from exc
     try:
         yield sample
     finally:
