@@ -43,6 +43,7 @@ def test_status_prints_the_enforcement(capsys):
     assert ns.func(ns) == 0
     out = capsys.readouterr().out
     assert "enforced by:" in out and "  seccomp: " in out and "  memory: " in out
+    assert "runtime 2024 (" in out and "runtime 2025 (" in out  # every scoring runtime
     ns = parser.parse_args(["sandbox", "status", "--json"])
     ns.func(ns)
     assert "enforced" in json.loads(capsys.readouterr().out)

@@ -9,13 +9,14 @@ import json
 def _setup(ns: argparse.Namespace) -> int:
     from scievals.sandbox import describe
     from scievals.sandbox.engine import engine
+    from scievals.sandbox.runtime import RUNTIMES
 
-    eng = engine()  # builds the runtime if needed, probes the isolation mode
-    hello = eng.ensure_started()
-    print(f"runtime: {eng.runtime.root}")
-    print(
-        f"python {hello['python']}; " + ", ".join(f"{k} {v}" for k, v in hello["versions"].items())
-    )
+    for name in RUNTIMES:  # builds each runtime if needed, probes the isolation mode
+        eng = engine(name)
+        hello = eng.ensure_started()
+        print(f"runtime {name}: {eng.runtime.root}")
+        versions = ", ".join(f"{k} {v}" for k, v in hello["versions"].items())
+        print(f"  python {hello['python']}; {versions}")
     info = describe()
     print(
         f"isolation mode: {info['mode']}" + (f" ({info['mode_note']})" if info["mode_note"] else "")
@@ -25,6 +26,7 @@ def _setup(ns: argparse.Namespace) -> int:
 
 def _status(ns: argparse.Namespace) -> int:
     from scievals.sandbox import describe
+    from scievals.sandbox.runtime import RUNTIMES
 
     info = describe()
     if ns.json:
@@ -34,9 +36,11 @@ def _status(ns: argparse.Namespace) -> int:
     if info["mode_note"]:
         print(f"  note: {info['mode_note']}")
     print(f"  {info['isolation']}")
-    state = "built" if info["runtime_built"] else "not built yet (run: scievals sandbox setup)"
-    print(f"runtime {info['runtime_hash']}: {state}")
-    print("  " + ", ".join(f"{k} {v}" for k, v in info["runtime"].items()))
+    for name in RUNTIMES:
+        runtime = describe(name)
+        built = "built" if runtime["runtime_built"] else "not built yet (scievals sandbox setup)"
+        print(f"runtime {name} ({runtime['runtime_hash']}): {built}")
+        print("  " + ", ".join(f"{k} {v}" for k, v in runtime["runtime"].items()))
     print("limits: " + ", ".join(f"{k}={v}" for k, v in info["limits"].items()))
     print("enforced by:")
     for what, how in info["enforced"].items():
