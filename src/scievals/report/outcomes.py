@@ -15,7 +15,7 @@ from inspect_ai.scorer import Score, value_to_float
 
 from scievals.report.load import Run, natural_key
 from scievals.scicode.metrics import problem_solved
-from scievals.scicode.runner import REASON_KINDS
+from scievals.scicode.runner import REASON_KINDS, added_by
 from scievals.stats import Outcome
 
 SCIBENCH_SCORERS = ("faithful", "robust")
@@ -105,14 +105,12 @@ def scicode_runtimes(run: Run) -> dict[str, Counter[str]]:
     for s in run.samples:
         score = _scicode_score(s.scores)
         for step in ((score.metadata or {}) if score else {}).get("steps", []):
-            tried = step.get("runtimes") or {}
-            first = next((n for n in names if tried.get(n, {}).get("passed")), None)
-            for name, verdict in tried.items():
+            for name, verdict in (step.get("runtimes") or {}).items():
                 if name in counts:
                     counts[name]["graded"] += 1
                     counts[name]["passed"] += bool(verdict.get("passed"))
-            if first is not None and first != names[0]:
-                counts[first]["added"] += 1
+            if (owed := added_by(step, names)) in counts:
+                counts[owed]["added"] += 1
     return counts
 
 

@@ -14,7 +14,7 @@ from scievals.inputs import InputError, read_jsonl
 from scievals.scicode.config import Extraction, SciCodeConfig, sandbox_config
 from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
 from scievals.scicode.metrics import problem_solved
-from scievals.scicode.runner import grade_step
+from scievals.scicode.runner import added_by, grade_step
 from scievals.scicode.schedule import StepCache, expected_cost
 from scievals.scicode.solver import extract
 from scievals.scicode.targets_source import target_lookup
@@ -173,8 +173,6 @@ def added_by_later_runtimes(
     """Runtime -> steps it passed that every runtime before it failed (what it added)."""
     added = dict.fromkeys(runtimes[1:], 0)
     for verdict in verdicts:
-        tried = verdict.get("runtimes") or {}
-        first = next((name for name in runtimes if tried.get(name, {}).get("passed")), None)
-        if first is not None and first != runtimes[0]:
-            added[first] += 1
+        if (name := added_by(verdict, runtimes)) is not None:
+            added[name] += 1
     return added

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any
@@ -75,6 +75,16 @@ class StepVerdict:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def added_by(verdict: Mapping[str, Any], runtimes: Sequence[str]) -> str | None:
+    """The later runtime a step's pass is owed to (it failed in every runtime before), or None:
+    read from a verdict as ``StepVerdict.as_dict`` writes it (its ``runtime`` is the first
+    that passed)."""
+    runtime = verdict.get("runtime")
+    if verdict.get("passed") and runtimes and runtime != runtimes[0]:
+        return runtime
+    return None
 
 
 @dataclass
