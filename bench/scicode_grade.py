@@ -31,8 +31,8 @@ from pathlib import Path
 
 from scievals.sandbox import describe
 from scievals.sandbox.runtime import ensure_runtime
-from scievals.scicode.dataset import Problem, Step, load_problems
-from scievals.scicode.regenerate import ensure_dev_targets
+from scievals.scicode.data.dataset import Problem, Step, load_problems
+from scievals.scicode.data.regenerate import ensure_dev_targets
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SCIEVALS = str(Path(sys.executable).with_name("scievals"))
@@ -42,8 +42,8 @@ PREAMBLE = (
     "import sys, time as __bench_time\n"
     f"sys.path.insert(0, {str(SRC)!r})\n"
     "import numpy, scipy, scipy.sparse, sympy, h5py\n"
-    "from scievals.scicode.compare import are_dicts_close, cmp_tuple_or_list\n"
-    "from scievals.scicode.targets import read_step_targets\n"
+    "from scievals.scicode.grading.compare import are_dicts_close, cmp_tuple_or_list\n"
+    "from scievals.scicode.data.targets import read_step_targets\n"
     "__bench_t0 = __bench_time.process_time()\n"
 )
 

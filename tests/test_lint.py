@@ -1,7 +1,8 @@
 """inspect-evals-lint on both benchmarks: every rule passes, or its finding is marked with why.
 
 Findings in the code are marked where they are (``# inspect-evals-lint: ignore[...] -- reason``);
-the layout and the repository-wide exceptions are here, each with its reason.
+the layout and the repository-wide exceptions are in pyproject.toml's ``[tool.inspect-evals-lint]``,
+each with its reason, so that the plain ``inspect-evals-lint`` command agrees with this test.
 """
 
 from __future__ import annotations
@@ -9,33 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from inspect_evals_lint.config import config_from_table
+from inspect_evals_lint.config import load_config
 from inspect_evals_lint.runner import lint_package
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = config_from_table(
-    {
-        "preset": "multi-eval",
-        "source-root": "src/scievals",
-        "import-prefix": "scievals",
-        # one entry point module imports every task (and registers the scorers' log names)
-        "registry": "module",
-        "registry-module": "src/scievals/_registry.py",
-        "helper-dirs": ["sandbox", "models", "report"],
-        "per-file-ignores": {
-            # PLW1514 (open() without an encoding) needs ruff's preview mode, and the sandbox's
-            # own open() calls get their encodings first; every benchmark file passes it now.
-            "pyproject.toml": ["ruff_rules_enabled"],
-        },
-    }
-)
+CONFIG = load_config(ROOT)
+"""The ``[tool.inspect-evals-lint]`` table of pyproject.toml, as the plain command reads it."""
 
 
-@pytest.mark.parametrize("benchmark", ["scibench", "scicode"])
-def test_benchmark_passes_the_lint(benchmark: str) -> None:
-    if not (ROOT / "src" / "scievals" / benchmark / "__init__.py").is_file():
-        pytest.skip(f"scievals.{benchmark} is not a package yet (the linter needs __init__.py)")
-    report = lint_package(ROOT, benchmark, CONFIG)
+@pytest.mark.parametrize("package", ["scibench", "scicode", *sorted(CONFIG.helper_dirs)])
+def test_package_passes_the_lint(package: str) -> None:
+    """Each package ``inspect-evals-lint --all`` checks: both benchmarks and the helpers."""
+    report = lint_package(ROOT, package, CONFIG)
     open_findings = [
         f"{d.rule.code if d.rule else '?'} {d.message} ({d.file}:{d.line})"
         for d in report.diagnostics

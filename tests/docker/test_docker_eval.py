@@ -35,7 +35,7 @@ def _brief(verdicts: dict[str, dict]) -> dict[str, tuple[bool, str | None]]:
 
 def test_reference_dev_in_docker_matches_our_sandbox(tmp_path):
     from scievals.sandbox.image import compose_file
-    from scievals.scicode.dataset import load_problems
+    from scievals.scicode.data.dataset import load_problems
     from scievals.scicode.task import scicode
 
     log = inspect_eval(

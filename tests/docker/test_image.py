@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from scievals.sandbox.execution import run_program
 from scievals.sandbox.image import (
     LABEL,
     Interpreter,
@@ -16,7 +17,6 @@ from scievals.sandbox.image import (
     build_image,
     inspect_image,
 )
-from scievals.sandbox.outcome import run_program
 from scievals.sandbox.runtime import pins, pins_hash
 
 pytestmark = pytest.mark.slow

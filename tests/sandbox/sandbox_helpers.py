@@ -12,7 +12,8 @@ from pathlib import Path
 from scievals.sandbox import sampledir
 from scievals.sandbox._zygote import tree
 from scievals.sandbox.engine import engine
-from scievals.sandbox.outcome import Outcome, run_program
+from scievals.sandbox.execution import run_program
+from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
 SECRET = "sk-scievals-test-secret-5f1c"

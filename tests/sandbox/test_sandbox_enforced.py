@@ -13,8 +13,8 @@ from scievals.sandbox import describe
 from scievals.sandbox.cgroups import Cgroups
 from scievals.sandbox.enforce import Enforcement, enforcement
 from scievals.sandbox.engine import Engine
+from scievals.sandbox.execution import run_program
 from scievals.sandbox.limits import Limits
-from scievals.sandbox.outcome import run_program
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
 from .sandbox_helpers import outcome, run

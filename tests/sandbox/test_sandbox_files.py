@@ -15,8 +15,8 @@ import pytest
 from scievals.sandbox import cgroups, sampledir
 from scievals.sandbox._zygote import MS_NOSUID, mount, umount
 from scievals.sandbox.engine import engine
+from scievals.sandbox.execution import read_regular_file
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
-from scievals.sandbox.outcome import read_regular_file
 
 from .sandbox_helpers import (
     EMPTY_THE_DIRECTORY,

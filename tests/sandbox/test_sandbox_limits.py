@@ -10,7 +10,7 @@ import time
 import pytest
 
 from scievals.sandbox.engine import engine
-from scievals.sandbox.outcome import run_program
+from scievals.sandbox.execution import run_program
 
 from .sandbox_helpers import (
     EMPTY_THE_DIRECTORY,

@@ -17,8 +17,8 @@ import pytest
 
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox.engine import Channel, Request, SandboxError, engine, recv_msg, send_msg
+from scievals.sandbox.execution import run_program
 from scievals.sandbox.limits import Limits
-from scievals.sandbox.outcome import run_program
 
 from .sandbox_helpers import assert_no_leftovers, children, module_box, outcome, run
 

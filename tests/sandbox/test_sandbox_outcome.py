@@ -7,7 +7,8 @@ import pytest
 from inspect_ai.util import ExecResult, OutputLimitExceededError
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
 
-from scievals.sandbox.outcome import LIMITS, Outcome, run_program
+from scievals.sandbox.execution import run_program
+from scievals.sandbox.outcome import LIMITS, Outcome
 
 from .sandbox_helpers import run
 

@@ -11,7 +11,7 @@ import pytest
 
 from scievals.sandbox import seccomp
 from scievals.sandbox.engine import engine
-from scievals.sandbox.outcome import run_program
+from scievals.sandbox.execution import run_program
 
 from .sandbox_helpers import assert_no_leftovers, module_box, outcome, run
 

@@ -25,7 +25,7 @@ import scipy.sparse
 import sympy
 
 from scievals.artifacts import pip_wheel, wheel_member
-from scievals.scicode.dataset import SCICODE_WHEEL, SCICODE_WHEEL_SHA256, find_step
+from scievals.scicode.data.dataset import SCICODE_WHEEL, SCICODE_WHEEL_SHA256, find_step
 from scievals.scicode.prompts import INSPECT_EVALS_WHEEL, INSPECT_EVALS_WHEEL_SHA256
 
 
@@ -161,7 +161,7 @@ def read_grade_output(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, 
 def fresh_dev_targets(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
     """All 50 dev steps regenerated from gold code now, into a temporary file (slow: minutes)."""
     from scievals.sandbox import session
-    from scievals.scicode.regenerate import regenerate_dev, run_sync
+    from scievals.scicode.data.regenerate import regenerate_dev, run_sync
 
     dest = tmp_path_factory.mktemp("regenerated") / "dev_regenerated.h5"
 
@@ -175,7 +175,7 @@ def fresh_dev_targets(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
 @pytest.fixture(scope="session")
 def dev_targets_file(request) -> Path:
     """The cached regenerated dev targets; when absent, built once (shared with the slow tests)."""
-    from scievals.scicode.regenerate import dev_targets_path, ensure_dev_targets
+    from scievals.scicode.data.regenerate import dev_targets_path, ensure_dev_targets
 
     cached = dev_targets_path()
     if not cached.exists():

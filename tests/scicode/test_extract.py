@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from scievals.scicode.dataset import load_problems
+from scievals.scicode.data.dataset import load_problems
 from scievals.scicode.extract import (
     _FENCE_MARK,
     code_blocks,

@@ -21,7 +21,7 @@ import pytest
 
 from scievals.artifacts import pip_wheel
 from scievals.cli import main
-from scievals.scicode.dataset import (
+from scievals.scicode.data.dataset import (
     SCICODE_WHEEL,
     SCICODE_WHEEL_SHA256,
     find_step,

@@ -50,7 +50,7 @@ from typing import Any
 
 import pytest
 
-from scievals.scicode.dataset import Problem, Step, load_problems
+from scievals.scicode.data.dataset import Problem, Step, load_problems
 from scievals.scicode.extract import header_name
 from scievals.scicode.grade import InputError, read_completions
 

@@ -17,7 +17,7 @@ from inspect_ai.solver import TaskState
 
 from scievals.models.reference import REPLY_KEY
 from scievals.scicode import solver as solver_module
-from scievals.scicode.dataset import (
+from scievals.scicode.data.dataset import (
     PRESUPPLIED_STEPS,
     find_step,
     load_problems,

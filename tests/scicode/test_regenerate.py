@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from scievals.sandbox import session
-from scievals.scicode.dataset import load_problems
-from scievals.scicode.regenerate import ensure_dev_targets
+from scievals.scicode.data.dataset import load_problems
+from scievals.scicode.data.regenerate import ensure_dev_targets
+from scievals.scicode.data.targets import TargetFile
 from scievals.scicode.scorer import score_problem
-from scievals.scicode.targets import TargetFile
 
 pytestmark = pytest.mark.slow
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scievals.sandbox.outcome import Outcome
 
+from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.runtime import ensure_runtime
-from scievals.scicode.dataset import Problem, Step
-from scievals.scicode.program import plans_for, step_program
-from scievals.scicode.replay import parse_records, replay_tests
-from scievals.scicode.runner import Execution, StepVerdict, judge
+from scievals.scicode.data.dataset import Problem, Step
+from scievals.scicode.grading.program import plans_for, step_program
+from scievals.scicode.grading.replay import parse_records, replay_tests
+from scievals.scicode.grading.runner import Execution, StepVerdict, judge
 
 DEPS = "import numpy as np\nfrom scipy.integrate import simps"
 ARRAY = np.array([1.0, 2.0])

@@ -7,8 +7,8 @@ import ast
 
 import pytest
 
-from scievals.scicode.dataset import load_problems
-from scievals.scicode.rewrite import child_tests, dependency_names, plan_test
+from scievals.scicode.data.dataset import load_problems
+from scievals.scicode.grading.rewrite import child_tests, dependency_names, plan_test
 
 DEPS = "import numpy as np\nfrom scipy.integrate import simps"
 

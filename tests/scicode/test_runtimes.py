@@ -14,8 +14,8 @@ from scievals.inputs import InputError
 from scievals.report.build import build_sections
 from scievals.report.load import load_runs
 from scievals.sandbox.runtime import RUNTIMES, check_runtimes, pins, runtime_environment
+from scievals.scicode.data.regenerate import run_sync
 from scievals.scicode.grade import grade
-from scievals.scicode.regenerate import run_sync
 from scievals.scicode.task import scicode
 
 from .conftest import gold
@@ -223,7 +223,7 @@ def test_gold_dev_never_needs_the_second_runtime(tmp_path, dev_targets_file):
 def test_gold_dev_passes_in_2025_alone(dev_targets_file):
     """The recorder, the wire format and the trusted re-run work on NumPy 2 as on NumPy 1: every
     gold dev step passes with 2025 as the only runtime."""
-    from scievals.scicode.dataset import load_problems
+    from scievals.scicode.data.dataset import load_problems
 
     completions = {s.step_id: gold(s.step_id) for p in load_problems("dev") for s in p.scored_steps}
     verdicts, summary = run_sync(grade(completions, "dev", runtimes="2025"))

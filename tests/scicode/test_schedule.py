@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from scievals.scicode.dataset import load_problems
+from scievals.scicode.data.dataset import load_problems
 from scievals.scicode.grade import grade
-from scievals.scicode.schedule import StepCache, StepQueue, expected_cost, queue, step_costs
+from scievals.scicode.grading.schedule import StepCache, StepQueue, expected_cost, queue, step_costs
 
 
 def test_costs_cover_every_dev_step():
@@ -145,8 +145,8 @@ def test_grade_runs_all_problems_longest_first():
 def test_grade_reuses_an_identical_program_within_a_run():
     """The same step graded three times in one run (epochs of a greedy model): run once."""
     from scievals.sandbox import session
-    from scievals.scicode.runner import run_step
-    from scievals.scicode.targets_source import target_lookup
+    from scievals.scicode.data.targets_source import target_lookup
+    from scievals.scicode.grading.runner import run_step
 
     problem = next(p for p in load_problems("dev") if p.problem_id == "1")
     step = problem.scored_steps[0]

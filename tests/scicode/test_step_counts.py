@@ -9,10 +9,10 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from scievals.inputs import InputError
-from scievals.scicode.dataset import load_problems, upstream_extract
+from scievals.scicode.data.dataset import load_problems, upstream_extract
+from scievals.scicode.data.regenerate import run_sync
+from scievals.scicode.data.targets import write_test_target
 from scievals.scicode.grade import grade
-from scievals.scicode.regenerate import run_sync
-from scievals.scicode.targets import write_test_target
 from scievals.scicode.task import scicode
 
 from .verified_helpers import VERIFIED_DATA, needs_verified_data

@@ -16,17 +16,17 @@ import scipy.sparse
 import sympy
 
 from scievals.artifacts import ArtifactError
-from scievals.scicode import regenerate
-from scievals.scicode import targets as targets_module
-from scievals.scicode.dataset import find_step, load_problems
-from scievals.scicode.targets import (
+from scievals.scicode.data import regenerate
+from scievals.scicode.data import targets as targets_module
+from scievals.scicode.data.dataset import find_step, load_problems
+from scievals.scicode.data.targets import (
     ENV_H5,
     TargetFile,
     read_step_targets,
     write_test_target,
     write_value,
 )
-from scievals.scicode.targets_source import NO_H5, TargetSource
+from scievals.scicode.data.targets_source import NO_H5, TargetSource
 
 from .conftest import official
 

@@ -10,10 +10,10 @@ from inspect_ai import eval as inspect_eval
 from scievals.artifacts import ArtifactError
 from scievals.cli import _eval_args, main
 from scievals.offline import seed_tiktoken
-from scievals.scicode import regenerate, targets
-from scievals.scicode.dataset import find_step
-from scievals.scicode.targets import ENV_H5, write_test_target
-from scievals.scicode.targets_source import NO_H5, target_lookup
+from scievals.scicode.data import regenerate, targets
+from scievals.scicode.data.dataset import find_step
+from scievals.scicode.data.targets import ENV_H5, write_test_target
+from scievals.scicode.data.targets_source import NO_H5, target_lookup
 from scievals.scicode.task import scicode
 
 

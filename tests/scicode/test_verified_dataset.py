@@ -13,11 +13,11 @@ import pytest
 from inspect_ai import eval as inspect_eval
 
 from scievals.artifacts import ArtifactError
-from scievals.scicode import verified
-from scievals.scicode.dataset import load_problems
+from scievals.scicode.data import verified
+from scievals.scicode.data.dataset import load_problems
+from scievals.scicode.data.regenerate import run_sync
+from scievals.scicode.data.targets import write_test_target
 from scievals.scicode.grade import grade
-from scievals.scicode.regenerate import run_sync
-from scievals.scicode.targets import write_test_target
 from scievals.scicode.task import scicode
 
 from .verified_helpers import VERIFIED_DATA, needs_verified_data
@@ -140,7 +140,7 @@ def test_generation_without_targets_uses_the_verified_text(tmp_path, monkeypatch
 
 
 def test_scoring_without_targets_stops_with_the_clear_error(tmp_path, monkeypatch):
-    from scievals.scicode import verified_targets
+    from scievals.scicode.data import verified_targets
 
     monkeypatch.delenv("SCIEVALS_SCICODE_VERIFIED_H5", raising=False)
     monkeypatch.setattr(verified_targets, "cached_path", lambda: tmp_path / "absent.h5")

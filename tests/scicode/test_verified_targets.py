@@ -19,9 +19,9 @@ import pytest
 
 from scievals.artifacts import ArtifactError
 from scievals.cli import main
-from scievals.scicode import targets, verified
-from scievals.scicode import verified_targets as vt
-from scievals.scicode.targets import read_step_targets, write_test_target
+from scievals.scicode.data import targets, verified
+from scievals.scicode.data import verified_targets as vt
+from scievals.scicode.data.targets import read_step_targets, write_test_target
 
 from .verified_helpers import VERIFIED_DATA, needs_verified_data
 

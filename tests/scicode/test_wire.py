@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse
 import sympy
 
-from scievals.scicode.wire import MAX_DEPTH, NotPlain, WireError, decode, encode
+from scievals.scicode.grading.wire import MAX_DEPTH, NotPlain, WireError, decode, encode
 
 
 def _round_trip(value: Any) -> Any:

@@ -11,7 +11,7 @@ from scievals.report import outcomes as oc
 from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
 from scievals.report.tables import Pct, Table, count
-from scievals.scicode.runner import REASON_KINDS
+from scievals.scicode.grading.runner import REASON_KINDS
 from scievals.stats import Estimate, Paired, estimate, paired
 
 PROTOCOL_LABELS = {

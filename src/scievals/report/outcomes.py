@@ -14,8 +14,8 @@ from typing import Any
 from inspect_ai.scorer import Score, value_to_float
 
 from scievals.report.load import Run, natural_key
+from scievals.scicode.grading.runner import REASON_KINDS, added_by
 from scievals.scicode.metrics import problem_solved
-from scievals.scicode.runner import REASON_KINDS, added_by
 from scievals.stats import Outcome
 
 SCIBENCH_SCORERS = ("faithful", "robust")

@@ -148,7 +148,9 @@ def warm(modules: list[str]) -> list[str]:
     failed = []
     for name in modules:
         try:
-            __import__(name)
+            __import__(
+                name
+            )  # inspect-evals-lint: ignore[host_code_execution] -- the runtime's fixed list of warm modules (runtime.WARM_MODULES), in the zygote
             if name == "matplotlib":
                 import matplotlib
 
@@ -887,7 +889,9 @@ def run_python(argv: list[str]) -> int:
     sys.modules["__main__"] = main_mod
     code = 0
     try:
-        exec(compile(source, filename, "exec"), main_mod.__dict__)
+        exec(
+            compile(source, filename, "exec"), main_mod.__dict__
+        )  # inspect-evals-lint: ignore[host_code_execution] -- the sandboxed program itself, in the sandbox's own process (never the harness)
     except SystemExit as exc:
         code = exit_code(exc)
     except BaseException as exc:  # noqa: BLE001 - a fresh interpreter reports anything

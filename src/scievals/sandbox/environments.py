@@ -106,7 +106,9 @@ async def environments(
 def _provider(kind: str) -> type[SandboxEnvironment]:
     """The provider class Inspect registered under ``kind`` (entry points loaded)."""
     # Inspect has no public lookup of a provider class by name; this is the one its eval uses.
-    from inspect_ai.util._sandbox.registry import registry_find_sandboxenv
+    from inspect_ai.util._sandbox.registry import (  # inspect-evals-lint: ignore[private_api_imports] -- no public lookup of a provider by name exists
+        registry_find_sandboxenv,
+    )
 
     import scievals.sandbox.provider  # noqa: F401 - registers "scievals"
 

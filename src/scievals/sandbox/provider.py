@@ -174,7 +174,7 @@ class ScievalsSandbox(SandboxEnvironment):
 
         Inspect's contract, kept for any task: a run that hit a limit returns 137 with a last
         stderr line ``scievals-sandbox: killed: REASON``; a sandbox failure (after one retry)
-        raises SandboxError. Scorers should use ``outcome.run_program`` instead: structured,
+        raises SandboxError. Scorers should use ``execution.run_program`` instead: structured,
         and unforgeable by what the program prints. ``timeout_retry`` is ignored: a program
         that timed out is not run again.
         """

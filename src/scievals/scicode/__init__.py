@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scievals.scicode.config import SciCodeConfig
-    from scievals.scicode.dataset import Problem, Step, load_problems
+    from scievals.scicode.data.dataset import Problem, Step, load_problems
     from scievals.scicode.extract import extract_code, original_extract
     from scievals.scicode.grade import grade
     from scievals.scicode.scorer import scicode_scorer
@@ -29,9 +29,9 @@ _EXPORTS = {
     "chat_solver": "solver",
     "extract_code": "extract",
     "original_extract": "extract",
-    "load_problems": "dataset",
-    "Problem": "dataset",
-    "Step": "dataset",
+    "load_problems": "data.dataset",
+    "Problem": "data.dataset",
+    "Step": "data.dataset",
     "grade": "grade",
 }
 __all__ = [

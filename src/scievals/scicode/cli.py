@@ -11,8 +11,8 @@ from scievals.artifacts import ArtifactError
 
 
 def _grade(ns: argparse.Namespace) -> int:
+    from scievals.scicode.data.regenerate import run_sync
     from scievals.scicode.grade import InputError, grade, read_completions
-    from scievals.scicode.regenerate import run_sync
 
     try:
         completions = read_completions(Path(ns.file))
@@ -58,10 +58,10 @@ def _grade(ns: argparse.Namespace) -> int:
 
 
 def _status(ns: argparse.Namespace) -> int:
-    from scievals.scicode.dataset import load_problems
-    from scievals.scicode.regenerate import dev_targets_path
-    from scievals.scicode.targets import describe_official, official_h5
-    from scievals.scicode.verified_targets import describe_verified, verified_h5
+    from scievals.scicode.data.dataset import load_problems
+    from scievals.scicode.data.regenerate import dev_targets_path
+    from scievals.scicode.data.targets import describe_official, official_h5
+    from scievals.scicode.data.verified_targets import describe_verified, verified_h5
 
     try:
         problems = load_problems("all")
@@ -84,8 +84,8 @@ def _status(ns: argparse.Namespace) -> int:
 
 def _prepare(ns: argparse.Namespace) -> int:
     from scievals.sandbox.runtime import RUNTIMES, ensure_runtime
-    from scievals.scicode.dataset import load_problems
-    from scievals.scicode.regenerate import ensure_dev_targets
+    from scievals.scicode.data.dataset import load_problems
+    from scievals.scicode.data.regenerate import ensure_dev_targets
 
     load_problems("all")
     print("scievals: SciCode problem files ready", file=sys.stderr)
@@ -96,8 +96,8 @@ def _prepare(ns: argparse.Namespace) -> int:
 
 
 def _fetch(ns: argparse.Namespace) -> int:
-    from scievals.scicode.targets import fetch_official
-    from scievals.scicode.verified_targets import fetch_release
+    from scievals.scicode.data.targets import fetch_official
+    from scievals.scicode.data.verified_targets import fetch_release
 
     if ns.dataset == "verified":
         path = fetch_release(timeout=ns.timeout)
@@ -110,9 +110,9 @@ def _fetch(ns: argparse.Namespace) -> int:
 
 
 def _build_verified(ns: argparse.Namespace) -> int:
-    from scievals.scicode import verified
-    from scievals.scicode.targets import official_h5
-    from scievals.scicode.verified_targets import (
+    from scievals.scicode.data import verified
+    from scievals.scicode.data.targets import official_h5
+    from scievals.scicode.data.verified_targets import (
         build_verified,
         cached_path,
         load_patches,

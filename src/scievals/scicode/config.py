@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
-from scievals.scicode.dataset import (
+from scievals.scicode.data.dataset import (
     Dataset,
     Problem,
     Split,
@@ -19,7 +19,7 @@ from scievals.scicode.dataset import (
     check_choice,
     load_problems,
 )
-from scievals.scicode.runner import DEFAULT_TIMEOUT
+from scievals.scicode.grading.runner import DEFAULT_TIMEOUT
 
 VERIFIED_TIMEOUT = 1800
 """SciCode-Verified's canonical protocol: 1,800 s per step per environment."""

@@ -12,12 +12,12 @@ from pydantic import ValidationError
 
 from scievals.inputs import InputError, read_jsonl
 from scievals.scicode.config import Extraction, SciCodeConfig, sandbox_config
-from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
+from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
+from scievals.scicode.data.targets_source import target_lookup
+from scievals.scicode.grading.runner import added_by, grade_step
+from scievals.scicode.grading.schedule import StepCache, expected_cost
 from scievals.scicode.metrics import problem_solved
-from scievals.scicode.runner import added_by, grade_step
-from scievals.scicode.schedule import StepCache, expected_cost
 from scievals.scicode.solver import extract
-from scievals.scicode.targets_source import target_lookup
 
 
 def read_completions(path: Path) -> dict[str, str]:

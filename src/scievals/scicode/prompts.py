@@ -12,7 +12,7 @@ import ast
 from functools import cache
 
 from scievals.artifacts import pip_wheel, wheel_member
-from scievals.scicode.dataset import Problem, Step, official_file
+from scievals.scicode.data.dataset import Problem, Step, official_file
 
 INSPECT_EVALS_WHEEL = "inspect-evals==0.26.0"
 INSPECT_EVALS_WHEEL_SHA256 = "b76d15813182807da141a0f06bb6f18a5f82d1f06291ec2633bb84cdf661f8d0"

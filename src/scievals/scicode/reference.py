@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scievals.scicode.dataset import Step
+from scievals.scicode.data.dataset import Step
 
 
 def gold_reply(step: Step) -> str | None:

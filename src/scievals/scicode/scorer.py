@@ -21,12 +21,12 @@ from inspect_ai.util import sandbox
 from scievals.inputs import InputError
 from scievals.sandbox.runtime import runtime_environment
 from scievals.scicode.config import PreviousSteps, SciCodeConfig, TargetsChoice, sandbox_config
-from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount
+from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount
+from scievals.scicode.data.targets_source import TargetSource
+from scievals.scicode.grading.runner import StepVerdict, grade_step
+from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.metrics import METRICS
-from scievals.scicode.runner import StepVerdict, grade_step
-from scievals.scicode.schedule import StepCache
 from scievals.scicode.solver import STORE_KEY
-from scievals.scicode.targets_source import TargetSource
 
 TargetLookup = Callable[[Step], list[Any]]
 

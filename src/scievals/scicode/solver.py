@@ -21,7 +21,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from scievals.models.reference import REPLY_KEY
 from scievals.scicode.config import Extraction, PreviousSteps
-from scievals.scicode.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
+from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
 from scievals.scicode.extract import extract_code, original_extract
 from scievals.scicode.prompts import (
     chat_step_prompt,

@@ -16,7 +16,6 @@ from inspect_ai.solver import Solver
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
-from scievals.scicode import verified
 from scievals.scicode.config import (
     Extraction,
     PreviousSteps,
@@ -25,11 +24,12 @@ from scievals.scicode.config import (
     TargetsChoice,
     sandbox_config,
 )
-from scievals.scicode.dataset import DATA_VERSION, Dataset, Problem, Split, StepCount, samples
+from scievals.scicode.data import verified
+from scievals.scicode.data.dataset import DATA_VERSION, Dataset, Problem, Split, StepCount, samples
+from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.scorer import scicode_scorer
 from scievals.scicode.solver import chat_solver, single_turn_solver
-from scievals.scicode.targets_source import TargetSource
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,9 @@ T = TypeVar("T")
 @cache
 def step_costs() -> dict[str, float]:
     """Seconds each dev step's gold program took (measured; see bench/scicode_grade.py)."""
-    text = resources.files("scievals.scicode").joinpath("step_costs.json").read_text("utf-8")
+    text = (
+        resources.files("scievals.scicode.grading").joinpath("step_costs.json").read_text("utf-8")
+    )
     return {k: float(v) for k, v in json.loads(text)["seconds"].items()}
 
 

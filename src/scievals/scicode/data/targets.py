@@ -18,7 +18,7 @@ import sympy
 
 from scievals.artifacts import ArtifactError, download, sha256_file
 from scievals.paths import cache_dir
-from scievals.scicode.compare import SPARSE_TYPES
+from scievals.scicode.grading.compare import SPARSE_TYPES
 
 OFFICIAL_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
 # The official file's public host (Google Drive file id from the SciCode README).

@@ -23,7 +23,7 @@ import builtins
 from dataclasses import dataclass
 from functools import cache
 
-from scievals.scicode.compare import HELPERS
+from scievals.scicode.grading.compare import HELPERS
 
 TARGET = "target"
 VALUES = "__v"

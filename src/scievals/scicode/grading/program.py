@@ -13,8 +13,14 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from scievals.scicode.dataset import Problem, Step
-from scievals.scicode.rewrite import HOOKS, TestPlan, child_tests, dependency_names, plan_test
+from scievals.scicode.data.dataset import Problem, Step
+from scievals.scicode.grading.rewrite import (
+    HOOKS,
+    TestPlan,
+    child_tests,
+    dependency_names,
+    plan_test,
+)
 
 # Gold code that times its own runs (78.3) would make regenerated targets machine-dependent; a
 # clock that advances one millisecond per call makes every such choice reproducible.
@@ -30,7 +36,7 @@ STEADY_CLOCK = (
 
 @cache
 def _source(module: str) -> str:
-    return resources.files("scievals.scicode").joinpath(f"{module}.py").read_text("utf-8")
+    return resources.files("scievals.scicode.grading").joinpath(f"{module}.py").read_text("utf-8")
 
 
 @cache

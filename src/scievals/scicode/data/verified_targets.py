@@ -30,9 +30,9 @@ import numpy as np
 
 from scievals.artifacts import ArtifactError, download
 from scievals.paths import cache_dir
-from scievals.scicode import targets, verified
-from scievals.scicode.dataset import PRESUPPLIED_STEPS
-from scievals.scicode.targets import write_test_target
+from scievals.scicode.data import targets, verified
+from scievals.scicode.data.dataset import PRESUPPLIED_STEPS
+from scievals.scicode.data.targets import write_test_target
 
 FILE_NAME = "test_data_cleaned.h5"
 RELEASE_URL = f"https://github.com/{verified.REPOSITORY}/releases/download/data/{FILE_NAME}"

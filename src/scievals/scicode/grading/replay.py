@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy
 
-from scievals.scicode.compare import HELPERS, STRICT_NUMPY, has_empty
-from scievals.scicode.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
-from scievals.scicode.wire import WireError, decode
+from scievals.scicode.grading.compare import HELPERS, STRICT_NUMPY, has_empty
+from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
+from scievals.scicode.grading.wire import WireError, decode
 
 MAX_EVENTS = 2_000_000
 MAX_LINE = 1 << 27

@@ -70,9 +70,9 @@ def verified_file(relpath: str, source: str = "package") -> bytes:
     listed = manifest(source)
     if relpath == PROBLEMS_FILE:
         md5 = listed["problems_test_jsonl_md5"]
-    elif relpath.startswith("targets/") and relpath.removeprefix("targets/") in listed[
-        "targets_md5"
-    ]:
+    elif (
+        relpath.startswith("targets/") and relpath.removeprefix("targets/") in listed["targets_md5"]
+    ):
         md5 = listed["targets_md5"][relpath.removeprefix("targets/")]
     else:
         raise ArtifactError(f"SciCode-Verified: {relpath} is not in the manifest")

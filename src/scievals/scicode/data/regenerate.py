@@ -23,13 +23,13 @@ import h5py
 
 from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
-from scievals.sandbox.outcome import own_directory
-from scievals.scicode.dataset import Problem, Step, load_problems
-from scievals.scicode.program import STEADY_CLOCK, plans_for, step_program
-from scievals.scicode.rewrite import TARGET, VALUES, TestPlan
-from scievals.scicode.runner import execute, judge_tests, record_path_for
-from scievals.scicode.schedule import queue
-from scievals.scicode.targets import write_test_target
+from scievals.sandbox.execution import own_directory
+from scievals.scicode.data.dataset import Problem, Step, load_problems
+from scievals.scicode.data.targets import write_test_target
+from scievals.scicode.grading.program import STEADY_CLOCK, plans_for, step_program
+from scievals.scicode.grading.rewrite import TARGET, VALUES, TestPlan
+from scievals.scicode.grading.runner import execute, judge_tests, record_path_for
+from scievals.scicode.grading.schedule import queue
 
 REGEN_TIMEOUT = 1800
 

@@ -19,11 +19,12 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox.outcome import Outcome, own_directory, read_regular_file, run_program
-from scievals.scicode.dataset import Problem, Step
+from scievals.sandbox.execution import own_directory, read_regular_file, run_program
+from scievals.sandbox.outcome import Outcome
+from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
-from scievals.scicode.program import plans_for, step_program
-from scievals.scicode.replay import (
+from scievals.scicode.grading.program import plans_for, step_program
+from scievals.scicode.grading.replay import (
     ModelExit,
     RecordError,
     Records,
@@ -33,8 +34,8 @@ from scievals.scicode.replay import (
     parse_records,
     replay_tests,
 )
-from scievals.scicode.rewrite import TestPlan
-from scievals.scicode.schedule import StepCache, queue
+from scievals.scicode.grading.rewrite import TestPlan
+from scievals.scicode.grading.schedule import StepCache, queue
 
 DEFAULT_TIMEOUT = 300
 REASON_KINDS = (

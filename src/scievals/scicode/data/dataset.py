@@ -19,8 +19,8 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from scievals.artifacts import ArtifactError, download, pip_wheel, wheel_member
 from scievals.inputs import InputError
 from scievals.paths import cache_dir
-from scievals.scicode.verified import PROBLEMS_FILE as VERIFIED_PROBLEMS
-from scievals.scicode.verified import strip_imports, verified_file
+from scievals.scicode.data.verified import PROBLEMS_FILE as VERIFIED_PROBLEMS
+from scievals.scicode.data.verified import strip_imports, verified_file
 
 Split = Literal["test", "dev", "all"]
 Dataset = Literal["original", "verified"]

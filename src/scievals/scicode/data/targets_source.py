@@ -15,8 +15,8 @@ from typing import Any
 
 from scievals.artifacts import ArtifactError
 from scievals.scicode.config import TargetsChoice
-from scievals.scicode.dataset import Dataset, Split, Step
-from scievals.scicode.targets import ENV_H5, TargetFile, official_h5
+from scievals.scicode.data.dataset import Dataset, Split, Step
+from scievals.scicode.data.targets import ENV_H5, TargetFile, official_h5
 
 NO_H5 = (
     "the SciCode test split needs the official test_data.h5 (about 1 GB), which is not here: "
@@ -85,14 +85,14 @@ class TargetSource:
         if self.needs_official:
             self._official = self._find_official()
         if self.needs_regenerated:
-            from scievals.scicode.regenerate import ensure_dev_targets
+            from scievals.scicode.data.regenerate import ensure_dev_targets
 
             self._regenerated = ensure_dev_targets()
         self._prepared = True
 
     def _find_official(self) -> Path:
         if self.dataset == "verified":
-            from scievals.scicode.verified_targets import NO_VERIFIED_H5, verified_h5
+            from scievals.scicode.data.verified_targets import NO_VERIFIED_H5, verified_h5
 
             found, missing = verified_h5(self.h5), NO_VERIFIED_H5
         else:
@@ -118,7 +118,10 @@ class TargetSource:
 
 
 def target_lookup(
-    split: Split, choice: TargetsChoice = "auto", h5: str | None = None, dataset: Dataset = "original"
+    split: Split,
+    choice: TargetsChoice = "auto",
+    h5: str | None = None,
+    dataset: Dataset = "original",
 ) -> tuple[Callable[[Step], list[Any]], str]:
     """A step -> targets function ready to use (files prepared now), and the log note."""
     source = TargetSource(split, choice, h5, dataset)

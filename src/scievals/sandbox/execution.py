@@ -1,0 +1,118 @@
+"""Running a program in any Inspect sandbox, and reading what it left, as structured outcomes.
+
+``run_program`` runs a command in any Inspect sandbox. In ours the engine says which limit it
+stopped the program for; elsewhere (docker, local, k8s) what can be known is derived from
+``exec``. A failure of the sandbox machinery is retried once, then reported as
+``infrastructure``. ``read_regular_file`` reads what a program left behind without blocking or
+following links.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
+
+from scievals.sandbox.files import FileTooLargeError
+from scievals.sandbox.outcome import Outcome, infrastructure
+from scievals.sandbox.provider import ScievalsSandbox
+
+FOREIGN_READ_SECONDS = 120
+# What a foreign sandbox raises when its machinery (not the program) fails.
+MACHINERY_ERRORS = (RuntimeError, ConnectionError, EOFError)
+
+
+async def run_program(
+    env: SandboxEnvironment,
+    cmd: list[str],
+    *,
+    input: str | bytes | None = None,
+    timeout: int | None = None,
+    cwd: str | None = None,
+) -> Outcome:
+    """Run ``cmd`` in ``env`` and say how it ended; never raises for the program's failures nor,
+    after one retry, for the sandbox's."""
+    if isinstance(env, ScievalsSandbox):
+        return await env.execute(cmd, input=input, timeout=timeout, cwd=cwd)
+    started = time.monotonic()
+    failure = ""
+    for _ in range(2):
+        try:
+            return await _foreign(env, cmd, input, timeout, cwd)
+        except MACHINERY_ERRORS as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+    return infrastructure(f"the sandbox failed twice: {failure}", _since(started))
+
+
+async def _foreign(
+    env: SandboxEnvironment,
+    cmd: list[str],
+    input: str | bytes | None,
+    timeout: int | None,
+    cwd: str | None,
+) -> Outcome:
+    started = time.monotonic()
+    try:
+        res = await env.exec(cmd, input=input, timeout=timeout, cwd=cwd, timeout_retry=False)
+    except TimeoutError:
+        return Outcome(None, "", "", "timeout", f"timeout ({timeout} s)", _since(started))
+    except OutputLimitExceededError as exc:
+        out = exc.truncated_output or ""
+        return Outcome(137, out, "", "output", f"output limit ({exc.limit_str})", _since(started))
+    return Outcome(
+        res.returncode, res.stdout, res.stderr, None, _signal(res.returncode), _since(started)
+    )
+
+
+def _signal(returncode: int) -> str | None:
+    """What a foreign exit status says about a signal: 137 in a container (the kernel's OOM
+    killer or the runtime's limits send SIGKILL), -N from a local subprocess."""
+    if returncode in (137, -signal.SIGKILL):
+        return "killed by SIGKILL (a container limit?)"
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"signal {signal.Signals(-returncode).name}"
+    return None
+
+
+def _since(started: float) -> float:
+    return time.monotonic() - started
+
+
+async def read_regular_file(env: SandboxEnvironment, path: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file a program left, at most ``max_bytes``.
+
+    In our sandbox: opened relative to the sample directory with ``O_NOFOLLOW | O_NONBLOCK``,
+    refused unless ``fstat`` says it is a regular file (symlinks, FIFOs, sockets, devices and
+    directories raise ``NotRegularFileError``), and refused before reading when over the bound
+    (``FileTooLargeError``). Elsewhere: the sandbox's own ``read_file`` (docker's copies an
+    archive, which does not block on a FIFO), bounded in time and size.
+    """
+    if isinstance(env, ScievalsSandbox):
+        return await env.read_regular(path, max_bytes)
+    with anyio.fail_after(FOREIGN_READ_SECONDS):
+        data = await env.read_file(path, text=False)
+    if len(data) > max_bytes:
+        raise FileTooLargeError(path, len(data), max_bytes)
+    return data
+
+
+@asynccontextmanager
+async def own_directory(env: SandboxEnvironment) -> AsyncIterator[SandboxEnvironment]:
+    """A sandbox for one program with a directory (and disk quota) of its own, so that what one
+    program writes can neither reach nor crowd out another of the same sample. In ours that is
+    a new sample directory with the same limits, removed afterwards; another provider's sandbox
+    (a container per sample) is used as it is."""
+    if not isinstance(env, ScievalsSandbox):
+        yield env
+        return
+    box = await anyio.to_thread.run_sync(ScievalsSandbox, env.config, env.engine)
+    try:
+        yield box
+    finally:
+        await anyio.to_thread.run_sync(box.cleanup)
