@@ -555,6 +555,7 @@ def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
 
     watch = Watch(req, pid, disks)
     cap = lim["output_bytes"]
+    tail = req.get("output") == "tail"
     data = {out_r: bytearray(), err_r: bytearray()}
     seen = {out_r: 0, err_r: 0}
     info = None
@@ -613,6 +614,10 @@ def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
                 live.discard(f)
                 continue
             seen[f] += len(chunk)
+            if tail:  # the last ``cap`` bytes are kept, the rest discarded: printing never fails
+                data[f] += chunk
+                del data[f][: max(0, len(data[f]) - cap)]
+                continue
             room = cap - len(data[f])
             if room > 0:
                 data[f] += chunk[:room]

@@ -193,6 +193,7 @@ class Request:
     timeout: float | None
     limits: Limits
     disk: str | None = None  # how the supervisor names the sample dir if it is a capped tmpfs
+    output: str = "limit"  # "limit": over output_kib a stream kills; "tail": its last output_kib kept
 
 
 class Engine:
@@ -412,6 +413,7 @@ class Engine:
             "uid": uid,
             "gid": self.uids.gid if self.uids else None,
             "disk": req.disk,
+            "output": req.output,
         }
 
 

@@ -14,6 +14,9 @@ import signal
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import cache
+from importlib import resources
+from typing import Literal
 
 import anyio
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
@@ -23,6 +26,8 @@ from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.provider import ScievalsSandbox
 
 FOREIGN_READ_SECONDS = 120
+FOREIGN_TAIL_BYTES = 1 << 20
+"""What a foreign sandbox keeps of each stream of a program run with ``output="tail"``."""
 # What a foreign sandbox raises when its machinery (not the program) fails.
 MACHINERY_ERRORS = (RuntimeError, ConnectionError, EOFError)
 
@@ -34,11 +39,15 @@ async def run_program(
     input: str | bytes | None = None,
     timeout: int | None = None,
     cwd: str | None = None,
+    output: Literal["limit", "tail"] = "limit",
 ) -> Outcome:
     """Run ``cmd`` in ``env`` and say how it ended; never raises for the program's failures nor,
-    after one retry, for the sandbox's."""
+    after one retry, for the sandbox's. With ``output="tail"`` printing never stops the
+    program: each stream keeps its last bytes (in a foreign sandbox, through ``tail_runner``)."""
     if isinstance(env, ScievalsSandbox):
-        return await env.execute(cmd, input=input, timeout=timeout, cwd=cwd)
+        return await env.execute(cmd, input=input, timeout=timeout, cwd=cwd, output=output)
+    if output == "tail":
+        cmd = ["python3", "-c", _tail_runner(), str(FOREIGN_TAIL_BYTES), *cmd]
     started = time.monotonic()
     failure = ""
     for _ in range(2):
@@ -67,6 +76,11 @@ async def _foreign(
     return Outcome(
         res.returncode, res.stdout, res.stderr, None, _signal(res.returncode), _since(started)
     )
+
+
+@cache
+def _tail_runner() -> str:
+    return resources.files("scievals.sandbox").joinpath("tail_runner.py").read_text("utf-8")
 
 
 def _signal(returncode: int) -> str | None:

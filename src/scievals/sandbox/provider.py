@@ -213,10 +213,13 @@ class ScievalsSandbox(SandboxEnvironment):
         env: dict[str, str] | None = None,
         timeout: int | None = None,
         concurrency: bool = True,
+        output: Literal["limit", "tail"] = "limit",
     ) -> Outcome:
         """Run ``cmd`` isolated and return the engine's structured outcome. A machinery failure
         (zygote or supervisor died, broken channel) is retried once, restarting the zygote if
-        needed; a second one gives an ``infrastructure`` outcome instead of raising."""
+        needed; a second one gives an ``infrastructure`` outcome instead of raising. With
+        ``output="tail"`` a stream over the output limit keeps its last bytes and the program
+        goes on (a step program is never failed for printing)."""
         if not cmd:
             raise ValueError("empty command")
         work = str(self.directory)
@@ -231,6 +234,7 @@ class ScievalsSandbox(SandboxEnvironment):
             timeout=timeout,
             limits=self.config.limits(),
             disk="sample directory" if self.engine.disk_caps else None,
+            output=output,
         )
         limiter = _limiter(self.config.max_concurrency) if concurrency else None
         if limiter is not None:

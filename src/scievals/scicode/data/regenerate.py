@@ -121,7 +121,7 @@ async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) 
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path, prelude=STEADY_CLOCK)
     async with queue().slot(step.step_id), own_directory(env) as box:
-        run = await execute(box, program, path, timeout)
+        run = await execute(box, program, path, timeout, step.step_id)
     outcome = run.outcome
     if outcome.returncode != 0 or outcome.infrastructure or run.records is None:
         detail = outcome.stderr.strip().splitlines()[-1:] or [

@@ -130,11 +130,22 @@ def record_path_for(step_id: str) -> str:
     return f"scievals-records-{step_id}-{uuid.uuid4().hex[:10]}.jsonl"
 
 
+def program_path_for(step_id: str) -> str:
+    """The program's file in the sample directory, named as the official harness names it."""
+    return f"{step_id}.py"
+
+
 async def execute(
-    env: SandboxEnvironment, program: str, record_path: str, timeout: int
+    env: SandboxEnvironment, program: str, record_path: str, timeout: int, step_id: str
 ) -> Execution:
-    """Run one step program in the sandbox and read its records (bounded, never trusted)."""
-    outcome = await run_program(env, ["python3", "-c", program], timeout=timeout)
+    """Run one step program in the sandbox and read its records (bounded, never trusted).
+
+    The program runs from a file, as the official harness runs it (``__file__``,
+    ``inspect.getsource`` and tracebacks' line numbers work), and what it prints never fails
+    it: each stream keeps its last bytes."""
+    path = program_path_for(step_id)
+    await env.write_file(path, program)
+    outcome = await run_program(env, ["python3", path], timeout=timeout, output="tail")
     records: Records | None = None
     record_error = None
     try:
@@ -327,7 +338,7 @@ async def _run_step(
         if static is not None:
             return StepVerdict(step.step_id, False, *static)
         async with own_directory(env) as box:
-            run = await execute(box, program, path, timeout)
+            run = await execute(box, program, path, timeout, step.step_id)
     if callable(targets):
         targets = await anyio.to_thread.run_sync(targets)
     return judge(step, run, await judge_tests(problem, plans, run, targets), timeout)
