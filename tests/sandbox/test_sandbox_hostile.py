@@ -182,13 +182,15 @@ def test_cannot_read_outside(box, tmp_path):
     secret_file = tmp_path / "targets.h5"
     secret_file.write_text("the answers")
     other = make_box()
+    cache = box.engine.runtime.root.parents[1]  # wherever SCIEVALS_CACHE or HOME puts it
     try:
         run(other.write_file("target.json", "other sample's target"))
         paths = [
             str(secret_file),
             str(other.directory / "target.json"),
             str(Path(__file__)),
-            str(Path.home() / ".cache" / "scievals" / "wheels"),
+            str(cache / "wheels"),
+            str(cache / "scicode"),
             "/etc/shadow",
             "/work",
             str(Path.cwd() / "pyproject.toml"),
@@ -210,8 +212,8 @@ def test_cannot_read_outside(box, tmp_path):
         assert res.returncode == 0
         assert "READ" not in res.stdout and "LISTED" not in res.stdout, res.stdout
         assert "the answers" not in res.stdout and "other sample" not in res.stdout
-        cache = py(box, "import os; print(os.listdir(os.path.expanduser('~root/.cache/scievals')))")
-        assert cache.stdout == "['runtime']\n"  # only the runtime, read-only
+        listed = py(box, f"import os; print(os.listdir({str(cache)!r}))")
+        assert listed.stdout == "['runtime']\n"  # only the runtime, read-only
     finally:
         other.cleanup()
 

@@ -699,21 +699,29 @@ def bind(src: str, dst: str, rw: bool = False, dev: bool = False) -> None:
     mount(None, dst, None, flags)
 
 
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+
+def within(path: str, tops: tuple[str, ...]) -> bool:
+    """``path`` is one of ``tops`` or below one (whole components: /library is not /lib)."""
+    return any(path == top or path.startswith(top + "/") for top in tops)
+
+
 def build_root(req: dict, config: dict) -> None:
-    """A new root: system and runtime read-only, private /tmp and /dev, the sample dir writable."""
+    """A new root: system and runtime read-only, private /tmp, /dev and /proc, the sample dir
+    writable. The private mounts are made first and the host's paths bound after them, parents
+    before children: a runtime or a sample dir under /tmp or /dev/shm (a cache in /tmp, as in
+    many containers) is then bound inside the private mount instead of clashing with it or being
+    hidden by it."""
     _check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     new = config["root_mount"]
     mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
-    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+    for top in SYSTEM_DIRS:
         if os.path.islink(top):
             os.symlink(os.readlink(top), new + top)
         elif os.path.isdir(top):
             bind(top, new + top)
-    tops = ("/usr/", "/bin/", "/sbin/", "/lib")
-    for path in config["visible"]:
-        if os.path.exists(path) and not path.startswith(tops):
-            bind(path, new + path)
     os.makedirs(new + "/tmp")
     mount(
         "tmpfs",
@@ -722,8 +730,6 @@ def build_root(req: dict, config: dict) -> None:
         MS_NOSUID | MS_NODEV,
         f"mode=1777,size={req['limits']['tmp_bytes']},nr_inodes={req['limits']['inodes']}",
     )
-    work = req["workdir"]
-    bind(work, new + work, rw=True)
     dev = new + "/dev"
     os.makedirs(dev)
     mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")
@@ -740,6 +746,13 @@ def build_root(req: dict, config: dict) -> None:
     mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, SHM_OPTIONS)
     os.makedirs(new + "/proc")
     mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    writable = {p: False for p in config["visible"] if os.path.exists(p)}
+    writable[req["workdir"]] = True
+    for path in sorted(writable):
+        if within(path, ("/proc",)):
+            raise OSError(errno.EINVAL, f"{path} cannot be shown under the sandbox's own /proc")
+        if writable[path] or not within(path, SYSTEM_DIRS):
+            bind(path, new + path, rw=writable[path])
     os.chdir(new)
     number = SYS_PIVOT_ROOT.get(os.uname().machine)
     if number is None or libc.syscall(number, b".", b".") != 0:

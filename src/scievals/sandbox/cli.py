@@ -5,23 +5,61 @@ from __future__ import annotations
 import argparse
 import json
 
+PROOF = "import os, sys, numpy; print(numpy.__version__, os.access(sys.prefix, os.W_OK))"
+
+
+def prove(name: str) -> str | None:
+    """Run one real program in runtime ``name``'s sandbox: None if it ran there (the runtime's
+    numpy, read-only), else why not, in one line. Being built is not being usable: a runtime
+    the sandbox cannot show fails here, not in the first eval."""
+    import anyio
+
+    from scievals.sandbox.engine import engine
+    from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
+
+    async def once() -> str | None:
+        eng = engine(name)
+        box = ScievalsSandbox(ScievalsSandboxConfig(runtimes=(name,)), eng)
+        try:
+            out = await box.execute(["python3", "-c", PROOF], timeout=120)
+        finally:
+            box.cleanup()
+        want = f"{eng.runtime.versions['numpy']} False"
+        if out.infrastructure:
+            return out.infrastructure
+        if out.returncode != 0 or out.stdout.strip() != want:
+            said = (out.stderr.strip().splitlines() or [out.stdout.strip() or "no output"])[-1]
+            return f"a test program failed (exit {out.returncode}, {out.reason or said})"
+        return None
+
+    return anyio.run(once)
+
 
 def _setup(ns: argparse.Namespace) -> int:
     from scievals.sandbox import describe
     from scievals.sandbox.engine import engine
     from scievals.sandbox.runtime import RUNTIMES
 
+    failed = 0
     for name in RUNTIMES:  # builds each runtime if needed, probes the isolation mode
         eng = engine(name)
         hello = eng.ensure_started()
         print(f"runtime {name}: {eng.runtime.root}")
         versions = ", ".join(f"{k} {v}" for k, v in hello["versions"].items())
         print(f"  python {hello['python']}; {versions}")
+        failed += _report_proof(name)
     info = describe()
     print(
         f"isolation mode: {info['mode']}" + (f" ({info['mode_note']})" if info["mode_note"] else "")
     )
-    return 0
+    return 1 if failed else 0
+
+
+def _report_proof(name: str) -> int:
+    """Print whether a program runs in runtime ``name``'s sandbox; 1 if it does not."""
+    why = prove(name)
+    print(f"  sandbox: {'a test program ran' if why is None else 'UNUSABLE: ' + why}")
+    return 0 if why is None else 1
 
 
 def _status(ns: argparse.Namespace) -> int:
@@ -36,16 +74,19 @@ def _status(ns: argparse.Namespace) -> int:
     if info["mode_note"]:
         print(f"  note: {info['mode_note']}")
     print(f"  {info['isolation']}")
+    failed = 0
     for name in RUNTIMES:
         runtime = describe(name)
         built = "built" if runtime["runtime_built"] else "not built yet (scievals sandbox setup)"
         print(f"runtime {name} ({runtime['runtime_hash']}): {built}")
         print("  " + ", ".join(f"{k} {v}" for k, v in runtime["runtime"].items()))
+        if runtime["runtime_built"]:
+            failed += _report_proof(name)
     print("limits: " + ", ".join(f"{k}={v}" for k, v in info["limits"].items()))
     print("enforced by:")
     for what, how in info["enforced"].items():
         print(f"  {what}: {how}")
-    return 0
+    return 1 if failed else 0
 
 
 def _image(ns: argparse.Namespace) -> int:
@@ -75,10 +116,18 @@ def register(groups: dict) -> None:
     """Add ``sandbox setup``, ``sandbox status`` and ``sandbox image`` under the root command."""
     sandbox = groups["root"].add_parser("sandbox", help="the code-execution sandbox")
     sub = sandbox.add_subparsers(dest="sandbox_command", required=True)
-    setup = sub.add_parser("setup", help="build the pinned scoring runtime and check isolation")
+    setup = sub.add_parser(
+        "setup", help="build the pinned scoring runtimes and run a program in each one's sandbox"
+    )
     setup.set_defaults(func=_setup)
-    status = sub.add_parser("status", help="isolation mode, runtime and limits")
-    status.add_argument("--json", action="store_true", help="print describe() as JSON")
+    status = sub.add_parser(
+        "status", help="isolation mode, runtimes (a program run in each built one) and limits"
+    )
+    status.add_argument(
+        "--json",
+        action="store_true",
+        help="print describe() as JSON (what logs record; runs nothing)",
+    )
     status.set_defaults(func=_status)
     image = sub.add_parser(
         "image",

@@ -390,7 +390,7 @@ class Engine:
             if lock is not None:
                 lock.close()
         if "error" in result:
-            raise SandboxError(f"sandbox failure: {result['error']}")
+            raise SandboxError(f"sandbox failure: {failure_text(result['error'])}")
         return Outcome(
             returncode=result["returncode"],
             stdout=base64.b64decode(result["stdout"]).decode(errors="replace"),
@@ -415,6 +415,20 @@ class Engine:
             "disk": req.disk,
             "output": req.output,
         }
+
+
+TRACEBACK = "Traceback (most recent call last):"
+
+
+def failure_text(error: str) -> str:
+    """A supervisor's error with the exception's last line brought into its first line: the
+    supervisor sends whole tracebacks, and a failure is reported by its first line."""
+    lines = error.strip().splitlines()
+    if len(lines) < 2 or TRACEBACK not in lines[0]:
+        return error.strip()
+    head = lines[0].replace(TRACEBACK, "").strip().rstrip(":")
+    last = lines[-1].strip()
+    return "\n".join([f"{head}: {last}" if head else last, *lines[1:]])
 
 
 @dataclass

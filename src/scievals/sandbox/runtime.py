@@ -114,7 +114,9 @@ class Runtime:
 
 
 def runtime_dir(name: str = DEFAULT_RUNTIME) -> Path:
-    return cache_dir("runtime") / pins_hash(name)
+    """Where runtime ``name`` is built: resolved, because the sandbox shows it at this very path
+    (a cache reached through a symlink or ``/proc/self/...`` is shown where it really is)."""
+    return cache_dir("runtime").resolve() / pins_hash(name)
 
 
 def _load(name: str, root: Path) -> Runtime | None:
