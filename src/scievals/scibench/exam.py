@@ -19,6 +19,7 @@ File format (JSON), either one exam object or ``{"exams": [exam, ...]}``::
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -49,15 +50,33 @@ GRADER_SYSTEM = (
 )
 
 
+MAX_EXAM_FILE_BYTES = 64 * 2**20  # an exam is a few hundred kB; more is not an exam file
+
+
 def load_exams(path: str | Path) -> list[dict[str, Any]]:
     """Read and check an exam file; errors name the exam and problem at fault."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_EXAM_FILE_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the exam file ({exc.strerror})") from None
+    if len(raw) > MAX_EXAM_FILE_BYTES:
+        raise InputError(f"{path}: larger than {MAX_EXAM_FILE_BYTES >> 20} MiB, not an exam file")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"{path}: not a JSON exam file ({exc})") from None
     exams = data["exams"] if isinstance(data, dict) and "exams" in data else [data]
+    if not isinstance(exams, list):
+        raise InputError(f'{path}: "exams" must be a list of exams')
     for e, exam in enumerate(exams):
-        if not isinstance(exam, dict) or not exam.get("name") or not exam.get("problems"):
+        if (
+            not isinstance(exam, dict)
+            or not isinstance(exam.get("name"), str)
+            or not exam["name"]
+            or not isinstance(exam.get("problems"), list)
+            or not exam["problems"]
+        ):
             raise InputError(f"{path}: exam {e} needs a name and a non-empty problems list")
         for p, problem in enumerate(exam["problems"]):
             where = f"{path}: {exam['name']} problem {p}"
@@ -66,11 +85,20 @@ def load_exams(path: str | Path) -> list[dict[str, Any]]:
             for key in ("question", "points", "rubric"):
                 if key not in problem:
                     raise InputError(f"{where}: missing {key!r}")
+            for key in ("question", "rubric"):
+                if not isinstance(problem[key], str):
+                    raise InputError(f"{where}: {key} must be text")
+            if not isinstance(problem.get("choices", []), list):
+                raise InputError(f"{where}: choices must be a list")
             if problem.get("type", "free_response") not in PROBLEM_TYPES:
                 raise InputError(f"{where}: type must be one of {PROBLEM_TYPES}")
             points = problem["points"]
-            if isinstance(points, bool) or not isinstance(points, int | float) or points <= 0:
-                raise InputError(f"{where}: points must be positive")
+            if (
+                isinstance(points, bool)
+                or not isinstance(points, int | float)
+                or not 0 < points < math.inf
+            ):
+                raise InputError(f"{where}: points must be a positive number")
     return exams
 
 

@@ -2,6 +2,10 @@
 
 What a careful grader would do (spec section 7), as pure functions; every verdict names the rule
 that read the answer, so the robust and faithful scores can be compared item by item.
+
+Every function here is total on model text: any string gives a verdict in time linear in its
+length (no exception, no regex backtracking blowup: whitespace runs are matched possessively,
+braces are matched in one pass, and only short spans are evaluated as arithmetic).
 """
 
 from __future__ import annotations
@@ -17,11 +21,23 @@ from scievals.scibench.verdict import REL_TOL, Verdict
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBER_RE = re.compile(_NUMBER)
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
-_TIMES_TEN = r"\s*(?:\\times|\\cdot|\*|x)\s*10\s*(?:\^|\*\*)\s*\{?\s*\(?\s*([-+]?\d+)\s*\)?\s*\}?"
+# Whitespace is matched possessively (\s*+): runs of optional spaces side by side would otherwise
+# backtrack quadratically on a long run of spaces that ends in a mismatch.
+_TIMES_TEN = (
+    r"\s*+(?:\\times|\\cdot|\*|x)\s*+10\s*+(?:\^|\*\*)\s*+\{?\s*+\(?\s*+([-+]?\d+)\s*+\)?\s*+\}?"
+)
 _SCI = re.compile(rf"^({_NUMBER}){_TIMES_TEN}(?![\d.])")
 _LAST_NUMBER = re.compile(rf"{_NUMBER}(?:{_TIMES_TEN})?")
-_POW10 = re.compile(r"^10\s*(?:\^|\*\*)\s*\{?\s*\(?([-+]?\d+)\)?\s*\}?$")
-_ANSWER_IS = re.compile(r"answer\s+is\s*(?:therefore\s*)?:?\s*(.+)", re.IGNORECASE | re.DOTALL)
+_POW10 = re.compile(r"^10\s*+(?:\^|\*\*)\s*+\{?\s*+\(?([-+]?\d+)\)?\s*+\}?$")
+_ANSWER_IS = re.compile(r"answer\s++is\s*+(?:therefore\s*+)?:?\s*+(.+)", re.IGNORECASE | re.DOTALL)
+_WRAPPER = re.compile(
+    r"\\(?:text|mathrm|textrm|mbox|operatorname|mathit|rm)\s*+\{([^{}]*)\}"
+    r"(\s*+\^\s*+(?:\{[^{}]*\}|-?\d+))?"
+)
+_WRAPPER_DEPTH = 8  # \text{\mathrm{..}} nests a level or two; deeper nests are left as written
+MAX_EXPRESSION_CHARS = 1000
+"""Longer spans are not evaluated as arithmetic (rewriting \\frac and \\sqrt is quadratic in the
+span): a numeric answer is a few dozen characters, so nothing real is lost."""
 _UNICODE = {
     "\u2212": "-",  # minus sign
     "\u2013": "-",  # en dash, used as a minus by some models
@@ -53,12 +69,27 @@ def _balanced(text: str, start: int) -> tuple[str, int] | None:
     return None
 
 
+def _closing_braces(text: str) -> dict[int, int]:
+    """Each brace that closes, by its opening index: one pass, so a reply is read once."""
+    closing: dict[int, int] = {}
+    stack: list[int] = []
+    for match in re.finditer(r"[{}]", text):
+        if match.group() == "{":
+            stack.append(match.start())
+        elif stack:
+            closing[stack.pop()] = match.start()
+    return closing
+
+
 def last_boxed(text: str) -> str | None:
     """Content of the last balanced ``\\boxed{}``/``\\fbox{}``, allowing spaces before the brace."""
-    for match in reversed(list(re.finditer(r"\\(?:boxed|fbox)\s*\{", text))):
-        group = _balanced(text, match.end() - 1)
-        if group is not None:
-            return group[0]
+    openers = [m.end() - 1 for m in re.finditer(r"\\(?:boxed|fbox)\s*+\{", text)]
+    if not openers:
+        return None
+    closing = _closing_braces(text)
+    for start in reversed(openers):
+        if start in closing:
+            return text[start + 1 : closing[start]]
     return None
 
 
@@ -69,25 +100,23 @@ def _strip_wrappers(text: str) -> str:
     text = text.replace("{,}", ",")  # LaTeX thousands/decimal comma guard
     text = re.sub(r"\\(?:left|right|displaystyle|!|;|:|quad|qquad)", " ", text)
     text = re.sub(r"\\[dt]frac", r"\\frac", text)
-    # \text{...}, \mathrm{...} etc.: a word (a unit) is dropped, anything else is unwrapped.
-    # \text{..}, \mathrm{..} etc.: a word (a unit, with its power) is dropped, a number unwrapped.
-    pattern = re.compile(
-        r"\\(?:text|mathrm|textrm|mbox|operatorname|mathit|rm)\s*\{([^{}]*)\}"
-        r"(\s*\^\s*(?:\{[^{}]*\}|-?\d+))?"
-    )
-    while (match := pattern.search(text)) is not None:
-        inner = match.group(1)
-        is_number = _NUMBER_RE.fullmatch(inner.strip()) is not None
-        keep = (
-            inner + (match.group(2) or "")
-            if is_number or not re.search(r"[A-Za-z°%]", inner)
-            else ""
-        )
-        text = text[: match.start()] + keep + text[match.end() :]
+    # \text{..}, \mathrm{..} etc.: a word (a unit, with its power) is dropped, a number unwrapped;
+    # each pass unwraps the innermost level.
+    for _ in range(_WRAPPER_DEPTH):
+        text, count = _WRAPPER.subn(_unwrap, text)
+        if not count:
+            break
     text = text.replace("$", " ").replace("\\,", "").replace("~", " ")
-    text = re.sub(r"\^\s*\{?\s*\\circ\s*\}?", " ", text)  # degrees
+    text = re.sub(r"\^\s*+\{?\s*+\\circ\s*+\}?", " ", text)  # degrees
     text = text.replace("\\%", "%").replace("%", " ")
     return text.strip().rstrip(".").strip()
+
+
+def _unwrap(match: re.Match[str]) -> str:
+    inner = match.group(1)
+    if _NUMBER_RE.fullmatch(inner.strip()) or not re.search(r"[A-Za-z°%]", inner):
+        return inner + (match.group(2) or "")
+    return ""
 
 
 def _after_equals(text: str) -> str:
@@ -166,11 +195,26 @@ def _latex_to_python(text: str) -> str:
     return text
 
 
+def _times_ten(mantissa: str, exponent: str) -> float:
+    """``mantissa x 10^exponent``, read as float() reads "{mantissa}e{exponent}".
+
+    float() takes an exponent of any length where int() stops at 4,300 digits and ``10.0 **``
+    overflows past 308: a magnitude beyond a double is +-inf and one below it 0.0, as the official
+    float() comparison sees such a number written out. A mantissa with its own exponent (1.2e3 x
+    10^5) is a product, nan only for 0 x inf.
+    """
+    if "e" not in mantissa.lower():
+        return float(f"{mantissa}e{exponent}")
+    return float(mantissa) * float(f"1e{exponent}")
+
+
 def parse_number(text: str | None) -> tuple[float | None, str]:
     """Read one number from an answer string; returns (value, rule) with the rule that read it.
 
     Order: plain float; thousands separators; a x 10^b (every notation); 10^b; a safe evaluation of
-    fractions, roots and pi; and last the leading number of the string ("50.7 atm").
+    fractions, roots and pi; and last the leading number of the string ("50.7 atm"). A number
+    written in digits but beyond a double's range (10^{400}) reads as +-inf, so it is an answer
+    that matches nothing; "inf" and "nan" written as words are not numbers.
     """
     if text is None:
         return None, "no-answer"
@@ -180,23 +224,24 @@ def parse_number(text: str | None) -> tuple[float | None, str]:
         return None, "empty"
     try:
         value = float(compact)
-        if math.isfinite(value):
+        if math.isfinite(value) or _NUMBER_RE.fullmatch(compact):
             return value, "plain"
     except ValueError:
         pass
     if _THOUSANDS.match(compact):
         return float(compact.replace(",", "")), "thousands-separator"
     match = _SCI.match(cleaned)
-    if match is not None and not re.match(r"\s*[-+*/^]", cleaned[match.end() :]):
-        return float(match.group(1)) * 10.0 ** int(match.group(2)), "scientific"
+    if match is not None and not re.match(r"\s*+[-+*/^]", cleaned[match.end() :]):
+        return _times_ten(match.group(1), match.group(2)), "scientific"
     if (match := _POW10.match(compact)) is not None:
-        return 10.0 ** int(match.group(1)), "power-of-ten"
-    try:
-        value = _safe_eval(ast.parse(_latex_to_python(cleaned.replace(",", "")), mode="eval"))
-        if math.isfinite(value):
-            return value, "expression"
-    except (SyntaxError, ValueError, TypeError, ZeroDivisionError, OverflowError, RecursionError):
-        pass
+        return _times_ten("1", match.group(1)), "power-of-ten"
+    if len(cleaned) <= MAX_EXPRESSION_CHARS:
+        try:
+            value = _safe_eval(ast.parse(_latex_to_python(cleaned.replace(",", "")), mode="eval"))
+            if math.isfinite(value):
+                return value, "expression"
+        except (ArithmeticError, SyntaxError, ValueError, TypeError, RecursionError, MemoryError):
+            pass  # not arithmetic we evaluate (MemoryError: the parser's "too deeply nested")
     lead = re.match(rf"^({_NUMBER})(?:\s|$)", cleaned.replace(",", ""))
     if lead is not None:
         return float(lead.group(1)), "leading-number"
@@ -221,8 +266,12 @@ def robust_extract(reply: str) -> tuple[str | None, str]:
 
 
 def parse_gold(answer_number: str) -> float | None:
-    """A gold ``answer_number`` as a float: unicode minus, thousands commas, fractions."""
-    return parse_number(answer_number)[0]
+    """A gold ``answer_number`` as a float: unicode minus, thousands commas, fractions.
+
+    None when it does not parse, or parses beyond a double's range (no answer could match it).
+    """
+    value = parse_number(answer_number)[0]
+    return value if value is not None and math.isfinite(value) else None
 
 
 def robust_compare(
@@ -230,18 +279,21 @@ def robust_compare(
 ) -> str | None:
     """Scale-aware comparison: the full magnitude (mantissa x 10^k) first, then the bare mantissa.
 
-    Returns the match type ("plain", "full", "mantissa") or None when nothing matches.
+    Returns the match type ("plain", "full", "mantissa") or None when nothing matches. A value
+    beyond a double's range (+-inf, nan) matches nothing, not even another such value: two
+    different huge numbers must not compare equal as inf == inf.
     """
     candidates = (
         [("plain", gold)]
         if exponent is None
         else [
-            ("full", gold * 10.0**exponent),
+            ("full", gold * float(f"1e{exponent}")),
             ("mantissa", gold),
         ]
     )
     for name, value in candidates:
-        if math.isclose(pred, value, rel_tol=REL_TOL, abs_tol=abs_tol):
+        finite = math.isfinite(pred) and math.isfinite(value)
+        if finite and math.isclose(pred, value, rel_tol=REL_TOL, abs_tol=abs_tol):
             return name
     return None
 
@@ -258,10 +310,14 @@ def _robust_verdict(
     gold = parse_gold(answer_number)
     value, how = parse_number(span)
     rule = f"{where}/{how}"
+    out_of_range = value is not None and not math.isfinite(value)
+    if out_of_range:  # the span stands for the answer: a double cannot hold it, nor JSON inf
+        rule = f"{rule}; out-of-range"
     if gold is None:
-        return Verdict(False, value, f"{rule}; gold-unparsable", value is not None)
-    if value is None:
-        return Verdict(False, span, rule, False, {"gold": gold})
+        parsed = span if out_of_range else value
+        return Verdict(False, parsed, f"{rule}; gold-unparsable", value is not None)
+    if value is None or out_of_range:
+        return Verdict(False, span, rule, value is not None, {"gold": gold})
     match = robust_compare(value, gold, unit.exponent, abs_tol)
     return Verdict(match is not None, value, rule, True, {"gold": gold, "match": match})
 

@@ -46,4 +46,8 @@ def unit_exponent(raw: str) -> int | None:
     match = POWER.search(raw)
     if match is None:
         return None
-    return int(match.group(0)[3:].strip("{} "))
+    text = match.group(0)[3:].strip("{} ")
+    digits = text.lstrip("-").lstrip("0") or "0"
+    # int() refuses more than 4,300 digits; past a double's range every k scales alike (inf or 0)
+    k = int(digits) if len(digits) <= 6 else 10**6
+    return -k if text.startswith("-") else k

@@ -23,11 +23,19 @@ _LABELLED = re.compile(
     rf"(?:^```[ \t]*(?:{_TAG})(?=[\s`])[^\n]*|```[ \t]*(?:{_TAG})[ \t]*)\r?\n(.*?){_END}",
     re.DOTALL | re.MULTILINE | re.IGNORECASE,
 )
-_ANY = re.compile(rf"^```[ \t]*([^\s`]*)[^\n]*\r?\n(.*?){_END}", re.DOTALL | re.MULTILINE)
+# Possessive (*+): the label and the rest of its line would otherwise trade characters
+# quadratically on a long opener line that never ends.
+_ANY = re.compile(rf"^```[ \t]*+([^\s`]*+)[^\n]*+\r?\n(.*?){_END}", re.DOTALL | re.MULTILINE)
 _FENCE_MARK = re.compile(rf"```(?:{_TAG})?(?![\w])|```", re.IGNORECASE)
 _HEADER_NAME = re.compile(r"^\s*(?:def|class)\s+(\w+)", re.MULTILINE)
-# The original deletes every line that starts an import, leading whitespace and blank lines included.
-_IMPORT_LINE = re.compile(r"^\s*(?:import .*|from .*\s+import\s+.*)", re.MULTILINE)
+# The original deletes every line that starts an import, leading whitespace and blank lines
+# included: re.sub(r"^\s*(import .*|from .*\s+import\s+.*)", "", code, flags=re.M). That regex is
+# quadratic (every line start of a blank run rescans the run; "from" then a long run of spaces
+# backtracks through it), so _strip_imports finds the same spans in one pass: a line whose first
+# non-blank text is "import " or "from ", its span (the "from" rule written to backtrack only at
+# non-blank characters) and the first line start of the blank run before it.
+_IMPORT_START = re.compile(r"^[^\S\n]*+(?=import |from )", re.MULTILINE)
+_IMPORT_SPAN = re.compile(r"import .*|from (?:.*\S)?\s++import\s+.*")
 MAX_COMPLETION_CHARS = 500_000
 """Longer replies are not parsed (parsing costs about 150 bytes of memory per character): they
 are kept whole, and the step fails as too large without running."""
@@ -55,8 +63,8 @@ def top_level_names(code: str) -> set[str] | None:
     """Names of top-level functions and classes, or None when the code does not parse."""
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return None
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # MemoryError and RecursionError: the parser's "nested too deeply"
     return {
         node.name
         for node in tree.body
@@ -98,4 +106,23 @@ def original_extract(completion: str) -> str:
             code = parts[1] if len(parts) > 1 else ""
     else:
         code = completion
-    return _IMPORT_LINE.sub("", code)
+    return _strip_imports(code)
+
+
+def _strip_imports(code: str) -> str:
+    """The original's import-line deletion (see ``_IMPORT_START``), in time linear in the code."""
+    pieces: list[str] = []
+    done = 0  # the original's regex resumes its scan after each deleted span
+    for line in _IMPORT_START.finditer(code):
+        keyword = line.end()
+        if line.start() < done or (span := _IMPORT_SPAN.match(code, keyword)) is None:
+            continue
+        start = line.start()  # back over blank lines: the original's \s* spans them
+        while start > done and code[start - 1].isspace():
+            start -= 1
+        if start > 0 and code[start - 1] != "\n":  # the first line start in that blank run
+            start = code.index("\n", start) + 1
+        pieces.append(code[done:start])
+        done = span.end()
+    pieces.append(code[done:])
+    return "".join(pieces)

@@ -1,0 +1,60 @@
+"""``scievals grade scibench`` through the real command: hostile replies get a verdict, and the
+valid lines after them are graded as usual."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scievals.scibench.dataset import Source
+
+from .scibench_helpers import DATA, needs_data
+
+SCIEVALS = Path(sys.executable).with_name("scievals")
+HOSTILE = [
+    "\\boxed{10^{400}}",
+    "\\boxed{2 \\times 10^{400}}",
+    "\\boxed{10^{" + "9" * 5000 + "}}",
+    "\\boxed{" + "9" * 5000 + "}",
+    "\\boxed{10**10**10}",
+    "\\boxed{nan} \\boxed{inf",
+    "1 \\times 10^{" + " " * 200_000 + "x",
+    "\\boxed{" * 100_000,
+    "\\text{" * 50_000 + "}" * 50_000,
+    "{" * 300_000,
+]
+
+
+@needs_data
+@pytest.mark.parametrize("scorer", ["robust", "faithful"])
+def test_valid_lines_after_hostile_lines_are_graded(tmp_path: Path, scorer: str) -> None:
+    golds = Source("main", str(DATA)).book("atkins")
+    lines = [{"book": "atkins", "index": i, "response": r} for i, r in enumerate(HOSTILE)]
+    valid = range(len(HOSTILE), len(HOSTILE) + 3)
+    lines += [
+        {"book": "atkins", "index": i, "response": f"\\boxed{{{golds[i].answer_number.strip()}}}"}
+        for i in valid
+    ]
+    replies, out = tmp_path / "replies.jsonl", tmp_path / "graded.jsonl"
+    replies.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    argv = [str(SCIEVALS), "grade", "scibench", str(replies), "--scorer", scorer]
+    argv += ["--data-dir", str(DATA), "--output", str(out)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    graded = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [g["index"] for g in graded] == [line["index"] for line in lines]
+    assert not any(g["correct"] for g in graded[: len(HOSTILE)])
+    assert all(g["correct"] for g in graded[len(HOSTILE) :])
+    summary = json.loads(done.stdout)["summary"]
+    assert json.dumps(summary, allow_nan=False)
+    if scorer == "robust":
+        assert [g["rule"] for g in graded[:3]] == [
+            "boxed/power-of-ten; out-of-range",
+            "boxed/scientific; out-of-range",
+            "boxed/power-of-ten; out-of-range",
+        ]
