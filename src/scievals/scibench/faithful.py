@@ -145,7 +145,14 @@ def _official_number(pred: Any) -> bool:
 
 
 def faithful_score(reply: str, answer_number: str, unit: Unit) -> Verdict:
-    """Score a text reply exactly as the official zero/zeroCot/few scripts do."""
+    """Score a text reply exactly as the official zero/zeroCot/few scripts do.
+
+    Total like the official code where it is total: a number past a double's range reads as inf
+    (float()) or fails its x10^ rescaling (cal_not catches the OverflowError), and is wrong. Where
+    the official code raises uncaught (``OfficialCrash``: its run would stop), the reply is wrong
+    with rule "official-crash": one reply must not end an evaluation, and the rule says which
+    replies the official harness could not have scored.
+    """
     boxed = official_extract(reply)
     gold = faithful_gold(answer_number, unit)
     pred: Any = boxed
