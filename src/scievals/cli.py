@@ -1,4 +1,4 @@
-"""The ``scievals`` front door: eval, grade, data, sandbox, serve, report, analyze, run.
+"""The scievals front door: eval, grade, data, sandbox, serve, report, analyze, run.
 
 Each room registers its own subcommands (``register(groups)``) so that this file only wires them;
 ``eval`` is generic and forwards to Inspect, turning unknown ``--key value`` options into task args.
@@ -10,9 +10,14 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from functools import cache
+from typing import TYPE_CHECKING
 
 from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
+
+if TYPE_CHECKING:
+    from inspect_ai.log import EvalLog
 
 ROOM_COMMANDS = (
     "scievals.scicode.cli",
@@ -22,104 +27,218 @@ ROOM_COMMANDS = (
     "scievals.report.cli",
     "scievals.quickstart",
 )
+OURS = "scievals/"
 
-# Options of `inspect eval` that `scievals eval` passes through unchanged. `--timeout` is not
-# among them: for our tasks it is the per-execution timeout (it becomes -T timeout=...); so is
-# `--sandbox` (-T sandbox=...: the task resolves `docker` to its compose file and logs it).
-PASS_THROUGH = {
-    "--model": 1,
-    "--limit": 1,
-    "--epochs": 1,
-    "--max-connections": 1,
-    "--temperature": 1,
-    "--log-dir": 1,
-    "--max-tokens": 1,
-    "--seed": 1,
-    "--sample-id": 1,
-    "--max-samples": 1,
-    "--sandbox": 1,
-    "--model-base-url": 1,
-    "--max-retries": 1,
-    "--display": 1,
-    "--log-level": 1,
-    "--max-sandboxes": 1,
-    "-M": 1,
-    "-T": 1,
-    "--extra-body": 1,
-    "--no-log-samples": 0,
-    "--fail-on-error": 1,
-    "--retry-on-error": 1,
-}
+
+@cache
+def _inspect_options() -> dict[str, int | None]:
+    """Every option of ``inspect eval`` and how many values it takes: 0 (a flag), 1, or None (an
+    optional value, as ``--fail-on-error [0.1]``). Read from Inspect's own command."""
+    import click
+    from inspect_ai._cli.eval import eval_command
+
+    arity: dict[str, int | None] = {}
+    for option in eval_command.params:
+        if isinstance(option, click.Option):
+            takes = 0 if option.is_flag else None if option._flag_needs_value else 1
+            arity |= dict.fromkeys(option.opts, takes) | dict.fromkeys(option.secondary_opts, 0)
+    return arity
+
+
+@cache
+def _our_tasks() -> dict[str, list[str]]:
+    """Our tasks' registered names and their parameters, as Inspect registered them."""
+    from inspect_ai._util.registry import registry_find
+    from inspect_ai.util import registry_info
+
+    import scievals._registry  # noqa: F401 - registers the tasks, as Inspect's entry point does
+
+    infos = [registry_info(t) for t in registry_find(lambda info: info.type == "task")]
+    return {i.name: i.metadata["params"] for i in infos if i.name.startswith(OURS)}
+
+
+def _close(name: str, known: Sequence[str]) -> str:
+    """The hint "; did you mean X?", X the known name nearest a misspelt one (if one is near)."""
+    import difflib
+
+    near = difflib.get_close_matches(name, known, n=1)
+    return f"; did you mean {near[0]}?" if near else ""
 
 
 def _eval_args(task: str, rest: Sequence[str]) -> list[str]:
-    """Build the `inspect eval` argument list: known options pass, others become -T key=value."""
-    args = ["eval", task if "/" in task else f"scievals/{task}"]
+    """Build the `inspect eval` argument list: Inspect's options pass, others become -T key=value.
+
+    A ``--key`` that our task takes as a parameter is one (``--timeout`` and ``--sandbox`` too).
+    For our tasks, a name that is neither a parameter nor an Inspect option is refused, a line per
+    name with the nearest valid one; another package's task gets every other ``--key``.
+    """
+    name = task if "/" in task else OURS + task
+    params = _task_params(name)
+    options = _inspect_options()
+    args, problems = ["eval", name], []
+
+    as_options = ["--" + p.replace("_", "-") for p in params or ()]
+    as_options += [option for option in options if option.startswith("--")]
+
+    def check(key: str, spelled: str, known: Sequence[str]) -> None:
+        if params is not None and key not in params:
+            hint = _close(spelled, known)
+            problems.append(f"scievals eval: {name} has no parameter {spelled}{hint}")
+
     i = 0
     rest = list(rest)
     while i < len(rest):
         token = rest[i]
         key, eq, inline = token.partition("=")
-        if key in PASS_THROUGH and not (key == "--sandbox" and args[1].startswith("scievals/")):
-            if PASS_THROUGH[key] == 0:
-                args.append(token)
-            elif eq:
-                args += [key, inline]
+        following = rest[i + 1] if i + 1 < len(rest) else None
+        param = key[2:].replace("-", "_") if key.startswith("--") and len(key) > 2 else None
+        if key in options and param not in (params or ()):
+            takes = options[key]
+            if eq or takes == 0 or (takes is None and (following or "-").startswith("-")):
+                args += [key, inline] if eq else [token]
+            elif following is None:
+                raise SystemExit(f"scievals eval: {key} needs a value")
             else:
-                if i + 1 >= len(rest):
-                    raise SystemExit(f"scievals eval: {key} needs a value")
-                args += [key, rest[i + 1]]
+                args += [key, following]
                 i += 1
-        elif key.startswith("--") and len(key) > 2:
-            name = key[2:].replace("-", "_")
+            if key == "-T":
+                pair, has_value, _ = args[-1].partition("=")
+                if not has_value:
+                    problems.append(f"scievals eval: -T {pair} needs a value: -T {pair}=VALUE")
+                check(pair.replace("-", "_"), pair, params or ())
+        elif param:
             if eq:
                 value = inline
-            elif i + 1 < len(rest) and not rest[i + 1].startswith("--"):
-                value = rest[i + 1]
+            elif following is not None and not following.startswith("--"):
+                value = following
                 i += 1
             else:
                 value = "true"
-            args += ["-T", f"{name}={value}"]
+            check(param, key, as_options)
+            args += ["-T", f"{param}={value}"]
         else:
             raise SystemExit(f"scievals eval: unexpected argument {token!r}")
         i += 1
+    if problems:
+        raise SystemExit("\n".join(problems))
     if "--model" not in args:
         args += ["--model", "scievals/local"]
     return args
 
 
+def _task_params(name: str) -> list[str] | None:
+    """The parameters of our task ``name`` (spelled as Python names); None for another package's
+    task, whose parameters Inspect checks itself."""
+    if not name.startswith(OURS):
+        return None
+    tasks = _our_tasks()
+    if name not in tasks:
+        short = [t.removeprefix(OURS) for t in tasks]
+        hint = _close(name.removeprefix(OURS), short)
+        raise SystemExit(f"scievals eval: no task {name}{hint} (ours: {', '.join(short)})")
+    return [p.replace("-", "_") for p in tasks[name]]
+
+
+@cache
+def _finished_tasks() -> list[EvalLog]:
+    """The logs of the runs that ended in this process, as Inspect's run-end hook hands them over
+    (registered once, when ``scievals eval`` first runs)."""
+    from inspect_ai.hooks import Hooks, RunEnd, hooks
+    from inspect_ai.hooks._startup import init_hooks
+
+    init_hooks()  # Inspect announces the hooks it finds once: ours, registered after, is not
+    ended: list[EvalLog] = []
+
+    @hooks(name="scievals_eval_status", description="scievals eval: each task's final status")
+    class _Ended(Hooks):
+        async def on_run_end(self, data: RunEnd) -> None:
+            ended.extend(data.logs)
+
+    return ended
+
+
+def _unfinished(logs: Sequence[EvalLog]) -> list[str]:
+    """One line per task that did not finish: its status, why, and where its log is."""
+    lines = []
+    for log in logs:
+        if log.status != "success":
+            why = log.error.message.strip().splitlines()[0] if log.error else log.status
+            lines.append(
+                f"{log.eval.task} did not finish ({log.status}): {why}; log: {log.location}"
+            )
+    return lines
+
+
 def _cmd_eval(ns: argparse.Namespace) -> int:
+    if {"-h", "--help"} & set(ns.rest):
+        print(ns.help_of(ns.task))
+        return 0
     from inspect_ai._cli.main import main as inspect_main
+    from inspect_ai._util.error import PrerequisiteError
+    from rich.text import Text
 
     from scievals.offline import seed_tiktoken
 
     seed_tiktoken()
     argv = _eval_args(ns.task, ns.rest)
     print("running: inspect " + " ".join(argv), file=sys.stderr)
+    ended = _finished_tasks()
+    ended.clear()
     sys.argv = ["inspect", *argv]
     try:
         inspect_main()
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except PrerequisiteError as exc:  # a task refusing its parameters, or Inspect's own
+        message = exc.message if isinstance(exc.message, str) else str(exc)
+        raise InputError(Text.from_markup(message).plain.strip()) from None
     else:
         code = 0
     log_dir = next((argv[i + 1] for i, a in enumerate(argv) if a == "--log-dir"), "./logs")
     print(f"logs: {log_dir}  (open them with: inspect view --log-dir {log_dir})", file=sys.stderr)
-    return code
+    unfinished = _unfinished(ended)
+    for line in unfinished:
+        print(f"scievals: error: {line}", file=sys.stderr)
+    return code or (1 if unfinished else 0)
+
+
+def _eval_help(parser: argparse.ArgumentParser, task: str) -> str:
+    """The eval command's help, and the parameters of the task named (if it is ours)."""
+    name = task if "/" in task else OURS + task
+    params = _task_params(name)
+    if params is None:
+        return parser.format_help()
+    names = ", ".join("--" + p.replace("_", "-") for p in params)
+    return f"{parser.format_help()}\nparameters of {name}: {names}\n"
+
+
+class _Parser(argparse.ArgumentParser):
+    """A parser whose subcommands refuse what they do not know with their own usage (argparse
+    leaves a subcommand's unknown arguments to the top-level parser, which shows its usage)."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, unknown = super().parse_known_args(args, namespace)
+        if unknown:
+            self.error(f"unrecognized arguments: {' '.join(unknown)}")
+        return parsed, unknown
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scievals", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="scievals", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     ev = sub.add_parser(
         "eval",
         help="evaluate a model on a benchmark (Inspect options pass through)",
         description="e.g. scievals eval scicode --model openai/gpt-4o --split dev --limit 2",
+        epilog="Options of `inspect eval` pass through; any other --key value (or -T key=value) "
+        "is a task parameter. `scievals eval TASK --help` lists the task's parameters.",
     )
     ev.add_argument("task", help="scicode, scibench, or any Inspect task name")
-    ev.add_argument("rest", nargs=argparse.REMAINDER)
-    ev.set_defaults(func=_cmd_eval)
+    ev.add_argument("rest", nargs=argparse.REMAINDER, help="task parameters and Inspect options")
+    ev.set_defaults(func=_cmd_eval, help_of=lambda task: _eval_help(ev, task))
 
     groups = {
         "root": sub,
@@ -143,8 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except (InputError, ArtifactError, FileNotFoundError) as exc:
-        # The user can act on these: one line. Anything else is our bug and keeps its traceback.
-        print(f"scievals: error: {exc}", file=sys.stderr)
+        # The user can act on these: a line each. Anything else is our bug and keeps its traceback.
+        for line in str(exc).splitlines():
+            if line.strip():
+                print(f"scievals: error: {line}", file=sys.stderr)
         return 2
 
 

@@ -27,8 +27,13 @@ class InputError(ValueError):
 def one_of(name: str, value: object, choices: Sequence[str]) -> str:
     """``value`` if it is one of ``choices``; else an InputError naming the parameter."""
     if value not in choices:
-        raise InputError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
+        raise not_one_of(name, value, choices)
     return str(value)
+
+
+def not_one_of(name: str, value: object, choices: Sequence[str]) -> InputError:
+    """The error for a parameter whose value is none of its choices: its name, value, choices."""
+    return InputError(f"{name} must be one of {', '.join(choices)}, not {value!r}")
 
 
 @dataclass(frozen=True)

@@ -31,12 +31,23 @@ def parse_books(books: str | Sequence[str] | None) -> tuple[str, ...]:
     """A comma-separated (or listed) choice of textbooks; all ten when none or "all"."""
     if books is None or books == "" or books == "all":
         return BOOKS
-    names = books.split(",") if isinstance(books, str) else list(books)
+    if isinstance(books, str):
+        names = books.split(",")
+    elif isinstance(books, Sequence):
+        names = [str(book) for book in books]
+    else:  # -T books=3 arrives as a number
+        names = [str(books)]
     chosen = tuple(b.strip() for b in names if b.strip())
     unknown = [b for b in chosen if b not in BOOKS]
     if unknown:
         raise InputError(f"unknown SciBench books {unknown}; choose from {', '.join(BOOKS)}")
     return chosen
+
+
+def _number(value: object, kind: type | tuple[type, ...] = (int, float)) -> bool:
+    """A number of ``kind`` as the command line gives it (``-T shots=abc`` is a string, ``true``
+    a bool: neither is a number)."""
+    return isinstance(value, kind) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -77,12 +88,14 @@ class SciBenchConfig:
             raise InputError(
                 f"the multimodal subset supports {', '.join(IMAGE_SETTINGS)}, not {setting!r}"
             )
-        if shots is not None and shots < 0:
-            raise InputError(f"shots must be 0 or more, not {shots}")
-        if timeout <= 0:
-            raise InputError(f"timeout must be a positive number of seconds, not {timeout}")
-        if abs_tol < 0:
-            raise InputError(f"abs_tol must be 0 or more, not {abs_tol}")
+        if shots is not None and not (_number(shots, int) and shots >= 0):
+            raise InputError(f"shots must be 0 or more (a whole number), not {shots!r}")
+        if not (_number(timeout) and timeout > 0):
+            raise InputError(f"timeout must be a positive number of seconds, not {timeout!r}")
+        if not (_number(abs_tol) and abs_tol >= 0):
+            raise InputError(f"abs_tol must be 0 or more, not {abs_tol!r}")
+        if not isinstance(errata, bool):
+            raise InputError(f"errata must be true or false, not {errata!r}")
         return cls(
             version=chosen_version,
             books=parse_books(books),

@@ -38,6 +38,7 @@ from scievals.scibench.reference import reference_reply
 from scievals.scibench.scorer import scorers
 from scievals.scibench.solver import official_generate, run_python, run_wolfram, zero_cot
 from scievals.scibench.units import official_unit
+from scievals.task_errors import building_task
 
 
 def _chat(messages: list[prompts.Message], image: Record | None = None) -> list[ChatMessage]:
@@ -170,26 +171,27 @@ def scibench(
         exam_file: the exam JSON file (subset=exam).
         grader: the grader model for the exam rubric (subset=exam).
     """
-    config = SciBenchConfig.from_params(
-        version=version,
-        books=books,
-        setting=setting,
-        shots=shots,
-        subset=subset,
-        scorer=scorer,
-        sandbox=sandbox,
-        timeout=timeout,
-        errata=errata,
-        abs_tol=abs_tol,
-    )
-    if config.subset == "exam":
-        from scievals.scibench.exam import exam_task
+    with building_task():
+        config = SciBenchConfig.from_params(
+            version=version,
+            books=books,
+            setting=setting,
+            shots=shots,
+            subset=subset,
+            scorer=scorer,
+            sandbox=sandbox,
+            timeout=timeout,
+            errata=errata,
+            abs_tol=abs_tol,
+        )
+        if config.subset == "exam":
+            from scievals.scibench.exam import exam_task
 
-        return exam_task(exam_file, grader, config.setting)
-    if config.setting == "wolfram":
-        _check_wolfram()
-    source = Source(config.version, data_dir)
-    samples = [_sample(r, config, source) for r in _records(config, source)]
+            return exam_task(exam_file, grader, config.setting)
+        if config.setting == "wolfram":
+            _check_wolfram()
+        source = Source(config.version, data_dir)
+        samples = [_sample(r, config, source) for r in _records(config, source)]
     return Task(
         dataset=MemoryDataset(samples, name=f"scibench-{config.version}-{config.subset}"),
         solver=_solvers(config),

@@ -6,10 +6,12 @@ scorer and sandbox, and writes the log's protocol record from it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
+from scievals.inputs import InputError, not_one_of
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
 from scievals.scicode.data.dataset import (
     Dataset,
@@ -60,17 +62,30 @@ class SciCodeConfig(BaseModel):
     """Grade every step in every runtime (default: a runtime sees only what the ones before it
     failed)."""
 
+    @classmethod
+    def from_params(cls, **params: Any) -> SciCodeConfig:
+        """The config of a task's parameters as users give them; every wrong one is a line of one
+        ``InputError`` that names it, its value and what it may be."""
+        try:
+            return cls(**params)
+        except ValidationError as exc:
+            raise InputError("\n".join(_problem(error) for error in exc.errors())) from None
+
     @field_validator("runtimes", mode="before")
     @classmethod
     def _known_runtimes(cls, value: object) -> tuple[str, ...] | None:
-        return None if value is None else check_runtimes(value)  # type: ignore[arg-type]
+        if value is None:
+            return None
+        if isinstance(value, list | tuple):
+            return check_runtimes([str(name) for name in value])
+        return check_runtimes(str(value))  # -T runtimes=2024 arrives as a number
 
     @model_validator(mode="after")
     def _choices_that_exist(self) -> SciCodeConfig:
         if self.previous_steps == "gold" and self.split != "dev":
-            raise ValueError("previous_steps=gold needs split=dev (only the dev set has gold code)")
+            raise InputError("previous_steps=gold needs split=dev (only the dev set has gold code)")
         if self.targets == "regenerated" and self.split != "dev":
-            raise ValueError("targets=regenerated exists for the dev split only (test has no gold)")
+            raise InputError("targets=regenerated exists for the dev split only (test has no gold)")
         check_choice(self.dataset, self.split, self.steps_convention)
         return self
 
@@ -104,6 +119,27 @@ class SciCodeConfig(BaseModel):
     def prompt(self) -> str:
         """The protocol record's ``prompt`` entry."""
         return self.prompt_protocol + (" + gold previous steps" if self.gold_previous else "")
+
+
+def _problem(error: ErrorDetails) -> str:
+    """One line for one parameter pydantic refused, in the words of ``inputs.one_of``."""
+    name = ".".join(str(part) for part in error["loc"])
+    cause = error.get("ctx", {}).get("error")
+    if cause is not None:  # our own check's message; a field's gets the field's name first
+        return f"{name}: {cause}" if name else str(cause)
+    if error["type"] == "literal_error":
+        return str(
+            not_one_of(name, error["input"], _choices(SciCodeConfig.model_fields[name].annotation))
+        )
+    rule = error["msg"].removeprefix("Input should be ").split(",")[0]
+    return f"{name} must be {rule}, not {error['input']!r}"
+
+
+def _choices(annotation: object) -> tuple[str, ...]:
+    """The values of the ``Literal`` in a field's type (``StepCount | None``: the step counts)."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    return tuple(choice for arg in get_args(annotation) for choice in _choices(arg))
 
 
 def sandbox_config(

@@ -7,12 +7,16 @@ regenerated if absent) when scoring starts, so a run that only generates needs n
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Callable
 from typing import Any
 
+import click
 from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
+from scievals.artifacts import ArtifactError
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
@@ -30,6 +34,7 @@ from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.scorer import scicode_scorer
 from scievals.scicode.solver import chat_solver, single_turn_solver
+from scievals.task_errors import building_task
 
 logger = logging.getLogger(__name__)
 
@@ -79,29 +84,25 @@ def scicode(
             default; ``2024,2025`` for Verified).
         all_runtimes: grade every step in every runtime (default: only what earlier ones failed).
     """
-    config = SciCodeConfig(
-        dataset=dataset,
-        step_count=step_count,
-        runtimes=runtimes,
-        all_runtimes=all_runtimes,
-        split="all" if include_dev_set else split,
-        provide_scientific_background=provide_scientific_background,
-        prompt_protocol=prompt_protocol,
-        previous_steps=previous_steps,
-        extraction=extraction,
-        timeout=timeout,
-        h5=h5,
-        targets=targets,
-        source=source,
-        sandbox=sandbox,
-    )
-    problems = config.problems()
-    target_source = TargetSource(config.split, config.targets, config.h5, config.dataset)
-    missing = target_source.missing()
-    if missing:
-        logger.warning(
-            "scoring will fail at its first sample (--no-score needs no targets): %s", missing
+    with building_task():
+        config = SciCodeConfig.from_params(
+            dataset=dataset,
+            step_count=step_count,
+            runtimes=runtimes,
+            all_runtimes=all_runtimes,
+            split="all" if include_dev_set else split,
+            provide_scientific_background=provide_scientific_background,
+            prompt_protocol=prompt_protocol,
+            previous_steps=previous_steps,
+            extraction=extraction,
+            timeout=timeout,
+            h5=h5,
+            targets=targets,
+            source=source,
+            sandbox=sandbox,
         )
+        problems = config.problems()
+        target_source = _target_source(config)
     return Task(
         dataset=samples(problems, "scicode-verified" if config.verified else "scicode"),
         solver=_solver(config),
@@ -127,7 +128,46 @@ def scicode(
     )
 
 
+def _target_source(config: SciCodeConfig) -> TargetSource:
+    """Where the targets will come from. Missing ones stop the build when the command building it
+    will score (else they would stop it at the first sample, model calls paid for);
+    ``--no-score`` needs none."""
+    target_source = TargetSource(config.split, config.targets, config.h5, config.dataset)
+    missing = target_source.missing()
+    if missing:
+        scoring = _will_score()
+        if scoring:
+            raise ArtifactError(missing)
+        if scoring is None:
+            logger.warning(
+                "scoring will fail at its first sample (--no-score needs no targets): %s", missing
+            )
+    return target_source
+
+
+def _will_score() -> bool | None:
+    """Whether the ``inspect eval`` building this task will score (``--no-score`` unset);
+    None outside Inspect's command line, where ``eval(score=...)`` decides later."""
+    context = click.get_current_context(silent=True)
+    if context is None or "no_score" not in context.params:
+        return None
+    return not context.params["no_score"]
+
+
+def _verified_signature(factory: Callable[..., Task]) -> Callable[..., Task]:
+    """Give ``scicode_verified`` the parameters of ``scicode`` (with its own dataset default), so
+    that Inspect and ``scievals eval`` know them: an unknown one is refused by ``scievals eval``
+    and warned about by Inspect, not passed on to fail as a ``TypeError``."""
+    signature = inspect.signature(scicode)
+    dataset = signature.parameters["dataset"].replace(default="verified")
+    factory.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[dataset if p.name == "dataset" else p for p in signature.parameters.values()]
+    )
+    return factory
+
+
 @task
+@_verified_signature
 def scicode_verified(**params: Any) -> Task:
     """SciCode-Verified (64 problems, 287 steps, its own targets) under its canonical protocol:
     each step graded in runtimes 2024 and 2025, 1,800 s each. Takes ``scicode``'s parameters."""
