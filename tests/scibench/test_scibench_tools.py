@@ -50,13 +50,21 @@ def test_grade_cli(tmp_path, capsys):
     for scorer, expected in (("robust", [True, True, False]), ("faithful", [True, False, False])):
         out = tmp_path / f"{scorer}.jsonl"
         args = ["grade", "scibench", str(replies), "--scorer", scorer, "--data-dir", str(DATA)]
-        assert cli_main([*args, "--output", str(out)]) == 0
-        graded = [json.loads(x) for x in out.read_text().splitlines()]
+        assert cli_main([*args, "--out", str(out)]) == 0
+        *graded, last = [json.loads(x) for x in out.read_text().splitlines()]
         assert [g["correct"] for g in graded] == expected
-        assert set(graded[0]) == {"book", "index", "correct", "parsed", "rule"}
-        summary = json.loads(capsys.readouterr().out)["summary"]
+        assert set(graded[0]) == {"book", "index", "correct", "parsed", "rule", "extracted"}
+        summary = last["summary"]
         assert summary["correct"] == sum(expected) and summary["total"] == 3
         assert summary["by_subject"]["math"] == {"correct": expected[1], "total": 2}
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.splitlines() == [
+            f"scibench {summary['data_version']}, {scorer} scorer: {sum(expected)}/3 correct "
+            f"({100 * summary['micro']:.1f}%, 95% CI {100 * summary['ci_low']:.1f}-"
+            f"{100 * summary['ci_high']:.1f}%), macro {100 * summary['macro']:.1f}% over 3 "
+            f"books; {100 * summary['unextracted_rate']:.1f}% without a readable answer"
+        ]
 
 
 ATKINS_3 = {"book": "atkins", "index": 3, "response": "x"}
@@ -74,12 +82,13 @@ ATKINS_3 = {"book": "atkins", "index": 3, "response": "x"}
     ],
     ids=["index", "book", "keys", "twice", "index-type", "response-type"],
 )
-def test_grade_cli_names_the_bad_line(tmp_path, lines, message):
+def test_grade_cli_names_the_bad_line(tmp_path, capsys, lines, message):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-    with pytest.raises(InputError) as info:
-        cli_main(["grade", "scibench", str(bad), "--data-dir", str(DATA)])
-    assert str(info.value).startswith(str(bad)) and message in str(info.value)
+    assert cli_main(["grade", "scibench", str(bad), "--data-dir", str(DATA)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"scievals grade scibench: {bad}")
+    assert message in err[0]
 
 
 def test_grade_of_no_lines_has_no_interval(tmp_path):

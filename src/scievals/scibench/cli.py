@@ -4,25 +4,74 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from functools import partial
 from pathlib import Path
+
+from scievals.grade_out import add_arguments
 
 
 def _grade(ns: argparse.Namespace) -> int:
-    from scievals.scibench.grade import grade_file
+    from scievals.grade_out import VerdictsOut, interrupt_on_sigterm, run_record
+    from scievals.inputs import InputError
+    from scievals.scibench.grade import grade_file, read_replies
 
-    results, summary = grade_file(Path(ns.file), ns.version, ns.scorer, ns.data_dir)
-    out = open(ns.output, "w", encoding="utf-8") if ns.output else sys.stdout  # noqa: SIM115
+    say = partial(print, "scievals grade scibench:", file=sys.stderr)
+    out: VerdictsOut | None = None
     try:
-        for item in results:
-            keys = ("book", "index", "correct", "parsed", "rule")
-            out.write(json.dumps({k: item[k] for k in keys}) + "\n")
+        source = Path(ns.file)
+        data_dir = ns.data_dir or os.environ.get("SCIEVALS_SCIBENCH_DIR")
+        options = {
+            "version": ns.version,
+            "scorer": ns.scorer,
+            "data_dir": str(Path(data_dir).resolve()) if data_dir else None,
+        }
+        out = VerdictsOut(
+            source,
+            ns.out,
+            run_record("scibench", source, options),
+            {"book": str, "index": int, "correct": bool, "extracted": bool},
+            ("book", "index"),
+            [line.values[:2] for line in read_replies(source)],
+            resume=ns.resume,
+            overwrite=ns.overwrite,
+        )
+        for line in out.starting():
+            say(line)
+        interrupt_on_sigterm()
+        results, summary = grade_file(
+            source, ns.version, ns.scorer, ns.data_dir, decided=out.done, on_result=out.add
+        )
+    except InputError as exc:
+        say(exc)
+        return 2
+    except KeyboardInterrupt:
+        say(out.interrupted() if out else "interrupted")
+        return 130
     finally:
-        if ns.output:
+        if out is not None:
             out.close()
-    report = sys.stdout if ns.output else sys.stderr
-    print(json.dumps({"summary": summary}, indent=1), file=report)
+    out.finish(results, summary)
+    print(human_summary(summary), file=sys.stderr)
     return 0
+
+
+def human_summary(summary: dict) -> str:
+    """The line a person reads at the end of ``grade scibench`` (the JSON is in the file)."""
+    books = summary["by_book"]
+    return (
+        f"scibench {summary['data_version']}, {summary['scorer']} scorer: "
+        f"{summary['correct']}/{summary['total']} correct ({100 * summary['micro']:.1f}%"
+        + (
+            f", 95% CI {100 * summary['ci_low']:.1f}-{100 * summary['ci_high']:.1f}%"
+            if summary["ci_low"] is not None
+            else ""
+        )
+        + f"), macro {100 * summary['macro']:.1f}% over {len(books)} "
+        + ("book" if len(books) == 1 else "books")
+        + f"; {100 * summary['unextracted_rate']:.1f}% without a readable answer"
+    )
 
 
 def _analyze(ns: argparse.Namespace) -> int:
@@ -42,13 +91,13 @@ def register(groups: dict) -> None:
         "scibench",
         help="grade SciBench replies made elsewhere (JSONL of book, index, response)",
         description='Input lines: {"book": "atkins", "index": 3, "response": "..."}; '
-        "output lines: {book, index, correct, parsed, rule}, then a summary.",
+        "output lines: {book, index, correct, parsed, rule, extracted}, then the summary.",
     )
     grade.add_argument("file", help="JSONL file of replies")
     grade.add_argument("--version", choices=["main", "old"], default="main")
     grade.add_argument("--scorer", choices=["faithful", "robust"], default="robust")
     grade.add_argument("--data-dir", help="local SciBench copy (else SCIEVALS_SCIBENCH_DIR)")
-    grade.add_argument("--output", help="write the graded lines here (summary to stdout)")
+    add_arguments(grade, "--output")
     grade.set_defaults(func=_grade)
 
     errors = groups["analyze"].add_parser(

@@ -5,7 +5,7 @@ Text replies only: the tool settings need their code run, which only the task do
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -47,13 +47,34 @@ def grade_lines(
         }
 
 
+def read_replies(path: Path) -> list[JsonLine]:
+    """The input's lines, checked; a problem given twice is an error, not a choice."""
+    return list(read_jsonl(path, FIELDS, unique=("book", "index"), noun="problem"))
+
+
 def grade_file(
-    path: Path, version: str = "main", scorer: str = "robust", data_dir: str | None = None
+    path: Path,
+    version: str = "main",
+    scorer: str = "robust",
+    data_dir: str | None = None,
+    decided: Mapping[tuple[str, int], dict[str, Any]] | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Grade a JSONL file: the per-line results and the summary (counts, accuracies, CI)."""
+    """Grade a JSONL file: the per-line results (in its order) and the summary (counts,
+    accuracies, CI). Problems in ``decided`` (an interrupted run's results) are not graded
+    again; ``on_result`` gets each new result as it is decided."""
     chosen = cast(GradeScorer, one_of("--scorer", scorer, ("faithful", "robust")))
     source = Source(version, data_dir)
-    lines = read_jsonl(path, FIELDS, unique=("book", "index"), noun="problem")
-    results = list(grade_lines(lines, source, chosen))
+    lines = read_replies(path)
+    done = dict(decided or {})
+    fresh = grade_lines((x for x in lines if x.values[:2] not in done), source, chosen)
+    results = []
+    for line in lines:
+        result = done.get(line.values[:2])
+        if result is None:
+            result = next(fresh)
+            if on_result is not None:
+                on_result(result)
+        results.append(result)
     rows = [Row(r["book"], r["correct"], r["extracted"]) for r in results]
     return results, {"scorer": chosen, "data_version": source.describe(), **summary(rows)}

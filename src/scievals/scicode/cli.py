@@ -3,19 +3,51 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from functools import partial
 from pathlib import Path
 
 from scievals.artifacts import ArtifactError
+from scievals.grade_out import add_arguments
+
+GRADE_OPTIONS = (
+    "split",
+    "dataset",
+    "source",
+    "h5",
+    "timeout",
+    "extraction",
+    "step_count",
+    "runtimes",
+    "all_runtimes",
+    "sandbox",
+)
+"""The options a resumed run must share with the run it finishes (they decide verdicts)."""
 
 
 def _grade(ns: argparse.Namespace) -> int:
+    from scievals.grade_out import VerdictsOut, interrupt_on_sigterm, run_record
     from scievals.scicode.data.regenerate import run_sync
     from scievals.scicode.grade import InputError, grade, read_completions
 
+    say = partial(print, "scievals grade scicode:", file=sys.stderr)
+    out: VerdictsOut | None = None
     try:
-        completions = read_completions(Path(ns.file))
+        source = Path(ns.file)
+        completions = read_completions(source)
+        out = VerdictsOut(
+            source,
+            ns.out,
+            run_record("scicode", source, {k: getattr(ns, k) for k in GRADE_OPTIONS}),
+            {"step": str, "passed": bool},
+            ("step",),
+            [(step,) for step in completions],
+            resume=ns.resume,
+            overwrite=ns.overwrite,
+        )
+        for line in out.starting():
+            say(line)
+        interrupt_on_sigterm()
         verdicts, summary = run_sync(
             grade(
                 completions,
@@ -29,17 +61,20 @@ def _grade(ns: argparse.Namespace) -> int:
                 runtimes=ns.runtimes,
                 all_runtimes=ns.all_runtimes,
                 sandbox=ns.sandbox,
+                decided={key[0]: v for key, v in out.done.items()},
+                on_verdict=out.add,
             )
         )
     except InputError as exc:
-        print(f"scievals grade scicode: {exc}", file=sys.stderr)
+        say(exc)
         return 2
-    lines = [json.dumps(v) for v in verdicts] + [json.dumps({"summary": summary})]
-    text = "\n".join(lines) + "\n"
-    if ns.out:
-        Path(ns.out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    except KeyboardInterrupt:
+        say(out.interrupted() if out else "interrupted")
+        return 130
+    finally:
+        if out is not None:
+            out.close()
+    out.finish(verdicts, summary)
     added = "".join(
         f"; runtime {name} added {count}"
         for name, count in summary["added_by_later_runtimes"].items()
@@ -178,7 +213,7 @@ def register(groups: dict) -> None:
         help="grade every step in every runtime (default: only what earlier ones failed)",
     )
     grade.add_argument("--sandbox", default="scievals", help="sandbox provider (default scievals)")
-    grade.add_argument("--out", default=None, help="write the verdicts here (default: stdout)")
+    add_arguments(grade)
     grade.set_defaults(func=_grade)
 
     data = groups["root"].add_parser("data", help="SciCode data: problem files and test targets")

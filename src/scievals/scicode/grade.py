@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -69,9 +69,14 @@ async def grade(
     runtimes: str | tuple[str, ...] | None = None,
     all_runtimes: bool = False,
     sandbox: str = "scievals",
+    decided: Mapping[str, dict[str, Any]] | None = None,
+    on_verdict: Callable[[dict[str, Any]], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Verdicts for every step in ``completions`` and the split's summary (the protocol's
-    choices as the task's parameters of the same names)."""
+    choices as the task's parameters of the same names). Steps in ``decided`` (verdicts of an
+    interrupted run) are not graded again; ``on_verdict`` gets each new verdict as it is
+    decided, so that a crash loses none."""
+    decided = dict(decided or {})
     from scievals.sandbox.environments import sandbox_task
 
     if split is None:
@@ -97,7 +102,7 @@ async def grade(
     if unknown:
         raise InputError(f"steps not scored in split {split!r}: {', '.join(unknown[:5])}")
     lookup, _ = target_lookup(split, "auto", h5, config.dataset)
-    wanted = set(completions)
+    wanted = set(completions) - set(decided)
     cache = StepCache()
     jobs: list[tuple[Problem, list[Step], dict[str, str]]] = []
     for problem in problems:
@@ -111,30 +116,38 @@ async def grade(
             }
             jobs.append((problem, steps, codes))
 
-    def graded(envs: dict[str, Any], problem: Problem, step: Step, codes: dict[str, str]) -> Any:
-        return grade_step(
-            envs,
-            problem,
-            step,
-            codes,
-            partial(lookup, step),
-            config.step_timeout,
-            cache,
-            config.all_runtimes,
-        )
-
-    limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
-    async with sandbox_task(sandbox, config.runtime_names, **limits) as sample:
-        if sandbox == "scievals":
-            # One sample: every program gets a directory and quota of its own there anyway,
-            # and all steps are queued at once, the longest first.
-            flat = sorted(
-                ((p, s, c) for p, steps, c in jobs for s in steps),
-                key=lambda job: -expected_cost(job[1].step_id),
+    async def graded(
+        envs: dict[str, Any], problem: Problem, step: Step, codes: dict[str, str]
+    ) -> dict[str, Any]:
+        verdict = verdict_line(
+            await grade_step(
+                envs,
+                problem,
+                step,
+                codes,
+                partial(lookup, step),
+                config.step_timeout,
+                cache,
+                config.all_runtimes,
             )
-            async with sample() as envs:
-                results = await asyncio.gather(*[graded(envs, *job) for job in flat])
-        else:
+        )
+        if on_verdict is not None:
+            on_verdict(verdict)
+        return verdict
+
+    async def run_all() -> list[dict[str, Any]]:
+        limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
+        async with sandbox_task(sandbox, config.runtime_names, **limits) as sample:
+            if sandbox == "scievals":
+                # One sample: every program gets a directory and quota of its own there anyway,
+                # and all steps are queued at once, the longest first.
+                flat = sorted(
+                    ((p, s, c) for p, steps, c in jobs for s in steps),
+                    key=lambda job: -expected_cost(job[1].step_id),
+                )
+                async with sample() as envs:
+                    return await asyncio.gather(*[graded(envs, *job) for job in flat])
+
             # A sample (for Docker: containers) per problem, as in an eval: what one problem's
             # programs do to their container cannot reach another problem's.
             async def one(problem: Problem, steps: list[Step], codes: dict[str, str]) -> Any:
@@ -142,18 +155,10 @@ async def grade(
                     return await asyncio.gather(*[graded(envs, problem, s, codes) for s in steps])
 
             per_problem = await asyncio.gather(*[one(*job) for job in jobs])
-            results = [verdict for verdicts in per_problem for verdict in verdicts]
-    verdicts = {
-        v.step: {
-            "step": v.step,
-            "passed": v.passed,
-            "reason": v.reason,
-            "reason_kind": v.reason_kind,
-            "runtime": v.runtime,
-            "runtimes": v.runtimes,
-        }
-        for v in results
-    }
+            return [verdict for verdicts in per_problem for verdict in verdicts]
+
+    results = await run_all() if jobs else []  # nothing to run when all was decided before
+    verdicts = {**decided, **{v["step"]: v for v in results}}
     ordered = [
         verdicts[s.step_id] for p in problems for s in p.scored_steps if s.step_id in verdicts
     ]
@@ -165,6 +170,18 @@ async def grade(
         added_by_later_runtimes=added_by_later_runtimes(verdicts.values(), config.runtime_names),
     )
     return ordered, report
+
+
+def verdict_line(v: Any) -> dict[str, Any]:
+    """A step's verdict as ``scievals grade`` writes it (one JSON line)."""
+    return {
+        "step": v.step,
+        "passed": v.passed,
+        "reason": v.reason,
+        "reason_kind": v.reason_kind,
+        "runtime": v.runtime,
+        "runtimes": v.runtimes,
+    }
 
 
 def added_by_later_runtimes(
