@@ -27,9 +27,11 @@ from scievals.sandbox.execution import own_directory
 from scievals.scicode.data.dataset import Problem, Step, load_problems
 from scievals.scicode.data.targets import write_test_target
 from scievals.scicode.grading.program import STEADY_CLOCK, plans_for, step_program
+from scievals.scicode.grading.replay import Replayed
 from scievals.scicode.grading.rewrite import TARGET, VALUES, TestPlan
 from scievals.scicode.grading.runner import execute, judge_tests, record_path_for
 from scievals.scicode.grading.schedule import queue
+from scievals.trusted.pool import pool
 
 REGEN_TIMEOUT = 1800
 
@@ -116,6 +118,7 @@ def dev_targets_path() -> Path:
 
 async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) -> list[Any]:
     """The targets of one dev step, from its gold code and the gold code of earlier steps."""
+    pool().warm()  # the trusted workers start while the first programs run
     codes = problem.gold_codes()
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
@@ -128,13 +131,16 @@ async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) 
             outcome.infrastructure or run.record_error or outcome.reason or "timed out"
         ]
         raise ArtifactError(f"regenerating {step.step_id}: gold code failed: {detail[0]}")
-    outcomes = await judge_tests(problem, plans, run, None) or []
+    replayed = await judge_tests(problem, plans, run, None, timeout)
+    if not isinstance(replayed, Replayed) or replayed.outcomes is None:
+        why = replayed.records_error if isinstance(replayed, Replayed) else replayed
+        raise ArtifactError(f"regenerating {step.step_id}: the trusted re-run failed: {why}")
     targets = []
-    for plan, result in zip(plans, outcomes, strict=False):
+    for plan, result in zip(plans, replayed.outcomes, strict=False):
         if result.error is not None:
             raise ArtifactError(
                 f"regenerating {step.step_id} test {plan.index + 1}: "
-                f"{type(result.error).__name__}: {result.error}"
+                f"{result.error.type}: {result.error.message}"
             )
         try:
             targets.append(solve_target(plan, result.solved))

@@ -18,20 +18,20 @@ from __future__ import annotations
 import ast
 import builtins
 import json
-import threading
-from dataclasses import dataclass, field
+import math
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy
 
 from scievals.scicode.grading.compare import HELPERS, STRICT_NUMPY, has_empty
 from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
-from scievals.scicode.grading.wire import WireError, decode
+from scievals.scicode.grading.wire import NotPlain, WireError, decode, encode
 
 MAX_EVENTS = 2_000_000
 MAX_LINE = 1 << 27
-# Tests share the harness's global random generators: one replay at a time.
-_LOCK = threading.Lock()
 
 
 class RecordError(ValueError):
@@ -178,19 +178,19 @@ class Replay:
         return self.value(event.get("r"))
 
     def set_rngs(self, states: Any) -> None:
-        if not isinstance(states, dict):
+        """Install the random generators' state the sandbox recorded, all of it checked first
+        (``GENERATORS``): a state the model's code chose must not crash the harness."""
+        if states is None:
             return
+        if not isinstance(states, dict):
+            raise RecordError("malformed random state: not a mapping of generators")
+        checked = []
         for name, form in states.items():
-            state = self.value(form)
-            try:
-                if name == "numpy":
-                    numpy.random.set_state(state)
-                elif name == "random":
-                    import random
-
-                    random.setstate(_as_tuples(state))
-            except (TypeError, ValueError) as exc:
-                raise RecordError(f"malformed random state: {exc}") from exc
+            if name not in GENERATORS:
+                raise RecordError(f"malformed random state: unknown generator {str(name)[:40]!r}")
+            checked.append((name, GENERATORS[name][0](self.value(form))))
+        for name, state in checked:
+            GENERATORS[name][1](state)
 
     def bind(self, namespace: dict[str, Any], reserved: set[str]) -> None:
         """Bind the model's names that the tests use (never a trusted name)."""
@@ -230,10 +230,59 @@ def _at(args: tuple[Any, ...], index: int) -> Any:
     return args[index] if index < len(args) else None
 
 
-def _as_tuples(value: Any) -> Any:
-    if isinstance(value, list | tuple):
-        return tuple(_as_tuples(v) for v in value)
-    return value
+MT_WORDS = 624
+"""Words of MT19937's state; its position in them runs from 0 to 624 (NumPy's and Python's)."""
+
+
+def _words(words: Any, what: str) -> None:
+    if any(type(w) is not int or not 0 <= w < 1 << 32 for w in words):
+        raise RecordError(f"malformed random state: {what} are not 32-bit words")
+
+
+def _numpy_state(state: Any) -> tuple[Any, ...]:
+    """NumPy's legacy global state as ``numpy.random.get_state()`` gives it, or RecordError:
+    NumPy does not check it, and a position past the key makes the next draw read outside it."""
+    if type(state) is not tuple or len(state) != 5:
+        raise RecordError("malformed random state: numpy's is not a tuple of 5")
+    name, key, position, has_gauss, gauss = state
+    if type(name) is not str or name != "MT19937":
+        raise RecordError("malformed random state: numpy's generator is not MT19937")
+    if type(key) is not numpy.ndarray or key.dtype.kind not in "iu" or key.shape != (MT_WORDS,):
+        raise RecordError(f"malformed random state: numpy's key is not {MT_WORDS} integers")
+    _words(key.tolist(), "numpy's key words")
+    if type(position) is not int or not 0 <= position <= MT_WORDS:
+        raise RecordError(f"malformed random state: numpy's position is not in 0..{MT_WORDS}")
+    if type(has_gauss) is not int or has_gauss not in (0, 1):
+        raise RecordError("malformed random state: numpy's has_gauss is not 0 or 1")
+    if type(gauss) is not float or not math.isfinite(gauss):
+        raise RecordError("malformed random state: numpy's cached gaussian is not a finite float")
+    return name, key.astype(numpy.uint32), position, has_gauss, gauss
+
+
+def _python_state(state: Any) -> tuple[Any, ...]:
+    """Python's ``random`` state as ``random.getstate()`` gives it (version 3), or RecordError."""
+    if type(state) is not tuple or len(state) != 3:
+        raise RecordError("malformed random state: random's is not a tuple of 3")
+    version, internal, gauss = state
+    if type(version) is not int or version != 3:
+        raise RecordError("malformed random state: random's version is not 3")
+    if type(internal) is not tuple or len(internal) != MT_WORDS + 1:
+        raise RecordError(f"malformed random state: random's is not {MT_WORDS + 1} integers")
+    _words(internal[:MT_WORDS], "random's words")
+    index = internal[MT_WORDS]
+    if type(index) is not int or not 0 <= index <= MT_WORDS:
+        raise RecordError(f"malformed random state: random's index is not in 0..{MT_WORDS}")
+    if gauss is not None and (type(gauss) is not float or not math.isfinite(gauss)):
+        raise RecordError("malformed random state: random's gauss_next is not a finite float")
+    return state
+
+
+GENERATORS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    "numpy": (_numpy_state, numpy.random.set_state),
+    "random": (_python_state, random.setstate),
+}
+"""The global generators a test may draw from: name -> (check a recorded state, install it).
+A recorded state of any other generator is refused."""
 
 
 def _mirror(target: Any, value: Any) -> None:
@@ -261,13 +310,65 @@ def _check(values: tuple[Any, ...], target: Any) -> None:
         raise AssertionError("a zero-size value was compared with a non-empty target")
 
 
+FAILURES = ("stopped", "exit", "unsupported", "record", "memory", "assertion", "exception")
+MAX_MESSAGE = 1000
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a trusted test stopped, as plain data (it crosses from a worker process as JSON):
+    its category (``FAILURES``), the exception's type name and message, and whether the program
+    stopped before its tests began. The runner builds the step's reason from it."""
+
+    category: str
+    type: str
+    message: str
+    before_tests: bool = False
+
+
+def _replayed(exc: BaseException) -> bool:
+    """Raised by ``Replay.call`` as the model's own exception, not by the re-run itself."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is Replay.call.__code__
+
+
+def failure_of(exc: BaseException) -> Failure:
+    if isinstance(exc, Stopped):
+        category = "stopped"
+    elif isinstance(exc, ModelExit):
+        category = "exit"
+    elif isinstance(exc, Unsupported):
+        category = "unsupported"
+    elif isinstance(exc, RecordError):
+        category = "record"
+    elif isinstance(exc, MemoryError) and not _replayed(exc):
+        category = "memory"
+    elif isinstance(exc, AssertionError):
+        category = "assertion"
+    else:
+        category = "exception"
+    before = isinstance(exc, Stopped) and exc.before_tests
+    return Failure(category, type(exc).__name__[:100], str(exc)[:MAX_MESSAGE], before)
+
+
 @dataclass
 class TestOutcome:
-    """How one test went on the trusted side: passed, or the exception that stopped it."""
+    """How one test went on the trusted side: passed, or why it stopped."""
 
     index: int
-    error: BaseException | None = None
+    error: Failure | None = None
     solved: dict[int, tuple[Any, ...]] = field(default_factory=dict)
+
+
+@dataclass
+class Replayed:
+    """The trusted re-run of one step's tests: each test's outcome, or why the records could
+    not be read."""
+
+    outcomes: list[TestOutcome] | None = None
+    records_error: str | None = None
 
 
 def namespace_for(dependencies: str) -> tuple[dict[str, Any], set[str]]:
@@ -299,34 +400,86 @@ def replay_tests(
 ) -> list[TestOutcome]:
     """Run the tests in order on the records: judged against ``targets``, or, with no targets,
     solved (each assert's recorded values collected). Stops at the first failing test."""
-    with _LOCK:
-        replay = Replay(records)
-        namespace, reserved = namespace_for(dependencies)
-        outcomes: list[TestOutcome] = []
+    replay = Replay(records)
+    namespace, reserved = namespace_for(dependencies)
+    outcomes: list[TestOutcome] = []
+    try:
+        replay.bind(namespace, reserved)
+    except (RecordError, Stopped) as exc:
+        return [TestOutcome(plans[0].index if plans else 0, failure_of(exc))]
+    for plan in plans:
+        outcome = TestOutcome(plan.index)
+        outcomes.append(outcome)
+        solving = targets is None
+        namespace[TARGET] = None if solving else targets[plan.index]
+        namespace[CHECK] = _check
+        namespace[SOLVE] = lambda number, values, found=outcome.solved: found.__setitem__(
+            number, values
+        )
+        source = plan.solve if solving else plan.judge
         try:
-            replay.bind(namespace, reserved)
-        except (RecordError, Stopped) as exc:
-            return [TestOutcome(plans[0].index if plans else 0, exc)]
-        for plan in plans:
-            outcome = TestOutcome(plan.index)
-            outcomes.append(outcome)
-            solving = targets is None
-            namespace[TARGET] = None if solving else targets[plan.index]
-            namespace[CHECK] = _check
-            namespace[SOLVE] = lambda number, values, found=outcome.solved: found.__setitem__(
-                number, values
-            )
-            source = plan.solve if solving else plan.judge
-            try:
-                replay.begin(plan.index)
-                code = compile(
-                    source, f"<test {plan.index + 1}>", "exec"
-                )  # inspect-evals-lint: ignore[host_code_execution] -- the benchmark's test snippets (verified files), rewritten by rewrite.py; model output reaches them only as data decoded by wire.decode
-                exec(
-                    code, namespace
-                )  # inspect-evals-lint: ignore[host_code_execution] -- as above: benchmark code on decoded plain data
-                replay.end(plan.index)
-            except Exception as exc:  # noqa: BLE001 - any failure fails this test
-                outcome.error = exc
-                break
-        return outcomes
+            replay.begin(plan.index)
+            code = compile(
+                source, f"<test {plan.index + 1}>", "exec"
+            )  # inspect-evals-lint: ignore[host_code_execution] -- the benchmark's test snippets (verified files), rewritten by rewrite.py; model output reaches them only as data decoded by wire.decode
+            exec(
+                code, namespace
+            )  # inspect-evals-lint: ignore[host_code_execution] -- as above: benchmark code on decoded plain data
+            replay.end(plan.index)
+        except Exception as exc:  # noqa: BLE001 - any failure fails this test
+            outcome.error = failure_of(exc)
+            break
+    return outcomes
+
+
+def replay_job(
+    data: bytes, plans: list[TestPlan], dependencies: str, targets: list[Any] | None
+) -> dict[str, Any]:
+    """The trusted re-run as a job of a trusted worker (``scievals.trusted``), so that its time
+    and memory are bounded and a crash takes only the worker down: the raw records are parsed,
+    decoded and replayed there. The answer is JSON-ready, solved values in the record format
+    (``wire.encode``); ``read_replayed`` reads it back."""
+    try:
+        records = parse_records(data)
+    except RecordError as exc:
+        return {"records_error": f"unreadable records: {exc}"}
+    return {
+        "outcomes": [_outcome_form(o) for o in replay_tests(plans, records, dependencies, targets)]
+    }
+
+
+def _outcome_form(outcome: TestOutcome) -> dict[str, Any]:
+    error = outcome.error
+    try:
+        solved = [[number, encode(values)] for number, values in outcome.solved.items()]
+    except (NotPlain, RecursionError):
+        solved = []
+        error = error or Failure("unsupported", "Unsupported", "a solved value is not plain data")
+    return {"index": outcome.index, "error": error and asdict(error), "solved": solved}
+
+
+def read_replayed(answer: Any) -> Replayed:
+    """A ``replay_job`` answer, every field checked (it came from a worker process as JSON)."""
+    try:
+        if "records_error" in answer:
+            return Replayed(records_error=str(answer["records_error"])[:MAX_MESSAGE])
+        outcomes = []
+        for form in answer["outcomes"]:
+            index, error = form["index"], form["error"]
+            if type(index) is not int:
+                raise TypeError("index")
+            failure = None
+            if error is not None:
+                failure = Failure(**error)
+                strings = (failure.category, failure.type, failure.message)
+                if failure.category not in FAILURES or not all(type(t) is str for t in strings):
+                    raise TypeError("error")
+                if type(failure.before_tests) is not bool:
+                    raise TypeError("before_tests")
+            solved = {}
+            for number, values in form["solved"]:
+                solved[int(number)] = tuple(decode(values))
+            outcomes.append(TestOutcome(index, failure, solved))
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        raise RecordError(f"malformed answer from the trusted re-run: {str(exc)[:200]}") from exc
+    return Replayed(outcomes)

@@ -24,18 +24,10 @@ from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
 from scievals.scicode.grading.program import plans_for, step_program
-from scievals.scicode.grading.replay import (
-    ModelExit,
-    RecordError,
-    Records,
-    Stopped,
-    TestOutcome,
-    Unsupported,
-    parse_records,
-    replay_tests,
-)
+from scievals.scicode.grading.replay import Failure, RecordError, Replayed, read_replayed
 from scievals.scicode.grading.rewrite import TestPlan
 from scievals.scicode.grading.schedule import StepCache, queue
+from scievals.trusted.pool import OUT_OF_MEMORY, JobFailed, pool, run_job
 
 DEFAULT_TIMEOUT = 300
 REASON_KINDS = (
@@ -53,6 +45,8 @@ REASON_KINDS = (
 )
 """Why a step failed (``StepVerdict.reason_kind``), as docs/scicode-grading.md explains each."""
 MAX_RECORD_BYTES = 128 << 20
+REPLAY_JOB = "scicode.replay"
+"""The trusted re-run's job in a trusted worker (``scievals.trusted.jobs``)."""
 _EXCEPTION_LINE = re.compile(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)?)(?::\s?(.*))?$"
 )
@@ -93,7 +87,8 @@ class Execution:
     """What the sandbox gave back for one step program (all of it untrusted but ``outcome``)."""
 
     outcome: Outcome
-    records: Records | None
+    records: bytes | None
+    """The records file as read (bounded in size); only the trusted re-run parses it."""
     record_error: str | None
 
 
@@ -146,15 +141,12 @@ async def execute(
     path = program_path_for(step_id)
     await env.write_file(path, program)
     outcome = await run_program(env, ["python3", path], timeout=timeout, output="tail")
-    records: Records | None = None
+    records: bytes | None = None
     record_error = None
     try:
-        data = await read_regular_file(env, record_path, MAX_RECORD_BYTES)
-        records = await anyio.to_thread.run_sync(parse_records, data)
+        records = await read_regular_file(env, record_path, MAX_RECORD_BYTES)
     except FileNotFoundError:
         record_error = "the program never started its tests (no records)"
-    except RecordError as exc:
-        record_error = f"unreadable records: {exc}"
     except Exception as exc:  # noqa: BLE001 - over the size bound, not a regular file, ...
         record_error = f"records could not be read: {str(exc)[:200]}"
     return Execution(outcome, records, record_error)
@@ -189,31 +181,40 @@ def _crash(step: Step, stderr: str) -> tuple[str, str]:
     return _classify(step, *found)
 
 
-def _trusted_failure(step: Step, run: Execution, failed: TestOutcome) -> tuple[str, str]:
-    error, number = failed.error, failed.index + 1
-    if isinstance(error, Stopped):
+def _trusted_failure(step: Step, run: Execution, number: int, error: Failure) -> tuple[str, str]:
+    """Why test ``number`` failed on the trusted side, from the failure the re-run recorded."""
+    if error.category == "stopped":
         if run.outcome.returncode:
             kind, reason = _crash(step, run.outcome.stderr)
             return kind, reason if error.before_tests else f"test {number}: {reason}"
         return "missing_record", f"test {number} did not run to its end (exited early)"
-    if isinstance(error, ModelExit):
-        return "missing_record", f"test {number} did not run to its end ({error})"
-    if isinstance(error, Unsupported):
-        return "unsupported", f"test {number}: {error}"
-    if isinstance(error, RecordError):
-        return "invalid_record", f"test {number}: {error}"
-    if isinstance(error, AssertionError) and str(error).startswith(("assertion", "a zero-size")):
-        return "assertion", f"test {number}: {error}"[:400]
-    kind, reason = _classify(step, type(error).__name__, str(error))
+    if error.category == "exit":
+        return "missing_record", f"test {number} did not run to its end ({error.message})"
+    if error.category == "unsupported":
+        return "unsupported", f"test {number}: {error.message}"
+    if error.category == "record":
+        return "invalid_record", f"test {number}: {error.message}"
+    if error.category == "memory":
+        return "limit", f"test {number}: the trusted re-run of its tests {OUT_OF_MEMORY}"
+    if error.category == "assertion" and error.message.startswith(("assertion", "a zero-size")):
+        return "assertion", f"test {number}: {error.message}"[:400]
+    kind, reason = _classify(step, error.type, error.message)
     return kind, f"test {number}: {reason}"[:400]
 
 
+def _halted(failed: JobFailed) -> tuple[str, str]:
+    """Why a step whose trusted re-run gave no answer fails: over a bound is a limit."""
+    kind = {"start": "infrastructure", "error": "exception"}.get(failed.kind, "limit")
+    return kind, f"the trusted re-run of its tests {failed}"[:400]
+
+
 def judge(
-    step: Step, run: Execution, outcomes: list[TestOutcome] | None, timeout: int
+    step: Step, run: Execution, replayed: Replayed | JobFailed | None, timeout: int
 ) -> StepVerdict:
     """The verdict for one step from its execution and the trusted re-run of its tests."""
     outcome = run.outcome
     verdict = StepVerdict(step.step_id, False, seconds=round(outcome.seconds, 3))
+    outcomes = replayed.outcomes if isinstance(replayed, Replayed) else None
     failed = next((o for o in outcomes or [] if o.error is not None), None)
     if outcome.infrastructure:
         verdict.reason_kind, verdict.reason = "infrastructure", outcome.infrastructure
@@ -221,13 +222,18 @@ def judge(
         verdict.reason_kind, verdict.reason = "timeout", f"timed out after {timeout} s"
     elif outcome.limit:
         verdict.reason_kind, verdict.reason = "limit", f"killed: {outcome.reason}"
-    elif run.records is None:
+    elif isinstance(replayed, JobFailed):
+        verdict.reason_kind, verdict.reason = _halted(replayed)
+    elif outcomes is None:
         if outcome.returncode:
             verdict.reason_kind, verdict.reason = _crash(step, outcome.stderr)
         else:
-            verdict.reason_kind, verdict.reason = "missing_record", run.record_error
-    elif failed is not None:
-        verdict.reason_kind, verdict.reason = _trusted_failure(step, run, failed)
+            unreadable = replayed.records_error if isinstance(replayed, Replayed) else None
+            verdict.reason_kind, verdict.reason = "missing_record", unreadable or run.record_error
+    elif failed is not None and failed.error is not None:
+        verdict.reason_kind, verdict.reason = _trusted_failure(
+            step, run, failed.index + 1, failed.error
+        )
     elif outcome.returncode:
         kind, reason = _crash(step, outcome.stderr)
         verdict.reason_kind, verdict.reason = kind, f"after its tests: {reason}"
@@ -237,14 +243,26 @@ def judge(
 
 
 async def judge_tests(
-    problem: Problem, plans: list[TestPlan], run: Execution, targets: list[Any] | None
-) -> list[TestOutcome] | None:
-    """Re-run the tests on the trusted side, off the event loop."""
-    if run.records is None:
+    problem: Problem,
+    plans: list[TestPlan],
+    run: Execution,
+    targets: list[Any] | None,
+    timeout: int,
+) -> Replayed | JobFailed | None:
+    """Re-run the tests on the trusted side, in a trusted worker: parsing the records, decoding
+    their values and replaying the tests are bounded by the step's own ``timeout`` (wall clock
+    and CPU) and the worker's memory, and a crash takes only the worker down. None when there
+    are no records, or when the program's outcome decides the verdict anyway."""
+    outcome = run.outcome
+    if run.records is None or outcome.infrastructure or outcome.returncode is None or outcome.limit:
         return None
-    return await anyio.to_thread.run_sync(
-        replay_tests, plans, run.records, problem.dependencies, targets
-    )
+    job = (run.records, plans, problem.dependencies, targets)
+    try:
+        return read_replayed(await run_job(REPLAY_JOB, job, timeout))
+    except JobFailed as exc:
+        return exc
+    except RecordError:
+        return JobFailed("answer", "gave a malformed answer")
 
 
 async def grade_step(
@@ -261,6 +279,7 @@ async def grade_step(
     tried) and pass it if any passes. A runtime is tried only where the ones before it failed,
     unless ``all_runtimes``; a failure decided before running (syntax, size) is the same in
     every runtime and is not run again. The targets are read once."""
+    pool().warm()  # the trusted workers start while the first programs run
     read: list[list[Any]] = []
 
     def shared() -> list[Any]:
@@ -341,4 +360,4 @@ async def _run_step(
             run = await execute(box, program, path, timeout, step.step_id)
     if callable(targets):
         targets = await anyio.to_thread.run_sync(targets)
-    return judge(step, run, await judge_tests(problem, plans, run, targets), timeout)
+    return judge(step, run, await judge_tests(problem, plans, run, targets, timeout), timeout)

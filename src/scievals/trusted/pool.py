@@ -1,0 +1,365 @@
+"""A pool of persistent trusted workers: started lazily, warmed early, every job bounded.
+
+At most ``width`` jobs run at once, each in a worker of its own (``worker.py``). A job is bounded
+in wall-clock time (the harness kills its worker when it runs past), in CPU time (RLIMIT_CPU,
+set by the worker before each job) and in memory (RLIMIT_AS, ``MEMORY_LIMIT``). A job that
+overruns, or whose worker crashes or is killed, fails alone with ``JobFailed``; its worker is
+replaced at once, so the next job finds a warm one. Workers stay up between jobs, so a job costs
+a round trip over two pipes, not an interpreter start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import os
+import pickle
+import queue
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from scievals.trusted.protocol import HEADER, MAX_ANSWER_BYTES, MEMORY_LIMIT, frame
+
+START_SECONDS = 120.0
+"""How long a new worker may take to be ready (its imports, on a loaded machine)."""
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""A worker computes on one thread: the pool's width is the parallelism."""
+OUT_OF_MEMORY = f"ran out of memory ({MEMORY_LIMIT >> 30} GiB)"
+_CHUNK = 1 << 20
+
+
+class JobFailed(Exception):
+    """A job gave no answer. ``kind``: ``wall``, ``cpu``, ``memory``, ``crash``, ``killed``,
+    ``answer`` (over the bound or malformed), ``error`` (the job raised) or ``start`` (no worker
+    could start); the message completes "the job ..." ("ran past 20 s")."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def _command() -> list[str]:
+    root = str(Path(__file__).resolve().parents[2])  # the directory that holds scievals
+    boot = (
+        f"import sys; sys.path.insert(0, {root!r}); "
+        "from scievals.trusted.worker import main; main()"
+    )
+    return [sys.executable, "-I", "-c", boot, str(os.getpid())]
+
+
+class _Spawner:
+    """Starts every worker from one thread that lives as long as the harness: a worker's
+    PR_SET_PDEATHSIG fires when the thread that started it ends, not only the harness."""
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[Future[subprocess.Popen[bytes]]] = queue.SimpleQueue()
+        threading.Thread(target=self._serve, name="scievals-trusted-spawner", daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            future = self._requests.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(
+                    subprocess.Popen(
+                        _command(),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        env={**os.environ, **ONE_THREAD},
+                        cwd="/",
+                        bufsize=0,
+                    )
+                )
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for it
+                future.set_exception(exc)
+
+    def start(self) -> Future[subprocess.Popen[bytes]]:
+        future: Future[subprocess.Popen[bytes]] = Future()
+        self._requests.put(future)
+        return future
+
+
+_spawner_lock = threading.Lock()
+_spawners: list[_Spawner] = []
+
+
+def _spawner() -> _Spawner:
+    with _spawner_lock:
+        if not _spawners:
+            _spawners.append(_Spawner())
+        return _spawners[0]
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class _Worker:
+    """One worker process and the protocol state with it."""
+
+    def __init__(self, started: Future[subprocess.Popen[bytes]]) -> None:
+        self._started = started
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.ready = False
+        self.dead = False
+
+    def _process(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            try:
+                self._proc = self._started.result(timeout=START_SECONDS)
+            except Exception as exc:  # noqa: BLE001 - no process to run the job in
+                self.dead = True
+                raise JobFailed("start", f"could not start a worker: {exc}"[:300]) from exc
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                assert pipe is not None
+                os.set_blocking(pipe.fileno(), False)
+        return self._proc
+
+    def _known(self) -> subprocess.Popen[bytes] | None:
+        """Its process, if started (without waiting for it)."""
+        started = self._started
+        if self._proc is None and started.done() and not started.cancelled():
+            return None if started.exception() else started.result()
+        return self._proc
+
+    def exited(self) -> bool:
+        """Its process has exited already (killed from outside while idle)."""
+        proc = self._known()
+        return proc is not None and proc.poll() is not None
+
+    def pid(self) -> int | None:
+        proc = self._known()
+        return proc.pid if proc is not None else None
+
+    def run(self, name: str, args: tuple[Any, ...], seconds: float, cpu: float) -> Any:
+        try:
+            if not self.ready:
+                self._hello()
+            if self._process().poll() is not None:
+                raise JobFailed("start", "its worker had exited before the job")
+            request = frame(pickle.dumps((name, args, cpu), protocol=pickle.HIGHEST_PROTOCOL))
+            late = JobFailed("wall", f"ran past {seconds:g} s")
+            answer = self._exchange(request, time.monotonic() + seconds, late, cpu)
+        except BaseException:
+            self.kill()
+            raise
+        if isinstance(answer, dict) and "ok" in answer:
+            return answer["ok"]
+        failed = answer.get("failed") if isinstance(answer, dict) else None
+        if failed == "memory":
+            self.kill()  # it exits by itself; a fresh one takes its place
+            raise JobFailed("memory", OUT_OF_MEMORY)
+        if failed == "answer":
+            raise JobFailed("answer", f"gave an answer over {MAX_ANSWER_BYTES >> 20} MiB")
+        if failed == "error":
+            raise JobFailed("error", f"failed: {str(answer.get('message'))[:500]}")
+        self.kill()
+        raise JobFailed("answer", "gave a malformed answer")
+
+    def _hello(self) -> None:
+        """Wait for a new worker's first answer: ready, or why not."""
+        late = JobFailed("start", f"not ready within {START_SECONDS:g} s")
+        try:
+            hello = self._exchange(b"", time.monotonic() + START_SECONDS, late, START_SECONDS)
+        except JobFailed as exc:
+            raise JobFailed("start", f"could not start a worker: {exc}") from None
+        if hello != {"ready": True}:
+            error = hello.get("error") if isinstance(hello, dict) else None
+            raise JobFailed("start", f"could not start a worker: {str(error)[:300]}")
+        self.ready = True
+
+    def _exchange(self, request: bytes, deadline: float, late: JobFailed, cpu: float) -> Any:
+        """Send ``request`` and read one answer (JSON), both before ``deadline`` (else kill
+        the worker and raise ``late``)."""
+        proc = self._process()
+        assert proc.stdin is not None and proc.stdout is not None
+        out, into = proc.stdin.fileno(), proc.stdout.fileno()
+        pending = memoryview(request)
+        poller = select.poll()
+        poller.register(into, select.POLLIN)
+        if pending:
+            poller.register(out, select.POLLOUT)
+        got = bytearray()
+        size: int | None = None
+        while size is None or len(got) < HEADER.size + size:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise late
+            for fd, _ in poller.poll(math.ceil(left * 1000)):
+                if fd == out:
+                    with contextlib.suppress(BlockingIOError):
+                        try:
+                            pending = pending[os.write(out, pending[:_CHUNK]) :]
+                        except BrokenPipeError:  # it died: its end of file says how
+                            pending = pending[:0]
+                        if not pending:
+                            poller.unregister(out)
+                    continue
+                want = HEADER.size - len(got) if size is None else HEADER.size + size - len(got)
+                try:
+                    chunk = os.read(into, min(want, _CHUNK))
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    raise self._death(cpu)
+                got += chunk
+                if size is None and len(got) == HEADER.size:
+                    size = HEADER.unpack(got)[0]
+                    if size > MAX_ANSWER_BYTES:
+                        self.kill()
+                        raise JobFailed(
+                            "answer", f"gave an answer over {MAX_ANSWER_BYTES >> 20} MiB"
+                        )
+        try:
+            return json.loads(got[HEADER.size :])
+        except (ValueError, RecursionError):
+            self.kill()
+            raise JobFailed("answer", "gave a malformed answer") from None
+
+    def _death(self, cpu: float) -> JobFailed:
+        code = self._reap()
+        if code == -signal.SIGXCPU:
+            return JobFailed("cpu", f"used more than {math.ceil(cpu)} s of CPU")
+        if code == -signal.SIGKILL:
+            return JobFailed("killed", "was killed (SIGKILL)")
+        if code < 0:
+            return JobFailed("crash", f"crashed ({_signal_name(-code)})")
+        return JobFailed("crash", f"ended with exit status {code}")
+
+    def _reap(self) -> int:
+        self.dead = True
+        proc = self._process()
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        for pipe in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()  # type: ignore[union-attr]
+        return code
+
+    def kill(self) -> None:
+        if self.dead:
+            return
+        if self._proc is None and not self._started.done():
+            self._started.cancel()
+        with contextlib.suppress(JobFailed):
+            proc = self._process()
+            with contextlib.suppress(OSError):
+                proc.kill()
+            self._reap()
+        self.dead = True
+
+
+class Pool:
+    """Up to ``width`` workers; ``run`` takes an idle one (or starts one) for each job."""
+
+    def __init__(self, width: int) -> None:
+        self.width = max(1, width)
+        self._idle: list[_Worker] = []
+        self._workers: weakref.WeakSet[_Worker] = weakref.WeakSet()
+        self._count = 0
+        self._changed = threading.Condition()
+
+    def _start(self) -> _Worker:
+        worker = _Worker(_spawner().start())
+        self._workers.add(worker)
+        return worker
+
+    def warm(self) -> None:
+        """Start every worker not started yet (returns at once; they get ready meanwhile)."""
+        with self._changed:
+            while self._count < self.width:
+                self._count += 1
+                self._idle.append(self._start())
+
+    def run(
+        self, name: str, args: tuple[Any, ...], seconds: float, cpu: float | None = None
+    ) -> Any:
+        """Run job ``name`` on ``args`` within ``seconds`` of wall clock and ``cpu`` seconds of
+        CPU (default: ``seconds``); its JSON answer, or ``JobFailed``. A worker that never got
+        ready (killed while it started) is replaced once before the job fails."""
+        for attempt in (1, 2):
+            worker = self._acquire()
+            try:
+                return worker.run(name, args, seconds, seconds if cpu is None else cpu)
+            except JobFailed as exc:
+                if exc.kind != "start" or attempt == 2:
+                    raise
+            finally:
+                with self._changed:
+                    self._idle.append(self._start() if worker.dead else worker)
+                    self._changed.notify()
+        raise AssertionError("unreachable")
+
+    def _acquire(self) -> _Worker:
+        with self._changed:
+            while True:
+                while self._idle:
+                    ready = [w for w in self._idle if w.ready]
+                    worker = ready[-1] if ready else self._idle[-1]
+                    self._idle.remove(worker)
+                    if not worker.exited():
+                        return worker
+                    worker.kill()
+                    self._idle.insert(0, self._start())
+                if self._count < self.width:
+                    self._count += 1
+                    return self._start()
+                self._changed.wait()
+
+    def pids(self) -> list[int]:
+        """The process ids of the workers started so far and alive (for tests and tools)."""
+        return [p for w in list(self._workers) if not w.dead and (p := w.pid()) is not None]
+
+    def close(self) -> None:
+        """Stop every idle worker (busy ones finish their job and see their input close)."""
+        with self._changed:
+            idle, self._idle = self._idle, []
+            self._count -= len(idle)
+        for worker in idle:
+            worker.kill()
+
+
+_shared_lock = threading.Lock()
+_shared: list[Pool] = []
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def pool() -> Pool:
+    """The harness's pool, as wide as the machine (like the step queue)."""
+    with _shared_lock:
+        if not _shared:
+            _shared.append(Pool(os.cpu_count() or 1))
+        return _shared[0]
+
+
+async def run_job(name: str, args: tuple[Any, ...], seconds: float) -> Any:
+    """``pool().run`` without blocking the event loop; jobs beyond the pool's width wait here
+    rather than each holding a thread."""
+    shared = pool()
+    loop = asyncio.get_running_loop()
+    if loop not in _limiters:
+        _limiters[loop] = anyio.CapacityLimiter(shared.width)
+    return await anyio.to_thread.run_sync(shared.run, name, args, seconds, limiter=_limiters[loop])

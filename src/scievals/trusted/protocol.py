@@ -1,0 +1,41 @@
+"""What the harness and a trusted worker say to each other, and the bounds on it.
+
+Each message is a frame: an 8-byte big-endian length, then that many bytes. Harness to worker:
+a pickled ``(job name, arguments, CPU seconds)`` (the harness is trusted). Worker to harness:
+JSON only, never pickle, at most ``MAX_ANSWER_BYTES``, checked before it is read: first
+``{"ready": true}`` (or ``{"ready": false, "error": ...}``) once its imports are done, then per
+job ``{"ok": result}`` or ``{"failed": "memory" | "answer" | "error", "message": ...}``.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+
+HEADER = struct.Struct(">Q")
+MAX_ANSWER_BYTES = 512 << 20
+"""The largest answer the harness reads: solved values as large as the largest records fit."""
+MEMORY_LIMIT = 8 << 30
+"""Each worker's address space (RLIMIT_AS): a job that needs more fails as out of memory."""
+
+
+def frame(body: bytes) -> bytes:
+    return HEADER.pack(len(body)) + body
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte to a blocking ``fd``."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def read_exact(fd: int, size: int) -> bytes | None:
+    """Exactly ``size`` bytes from a blocking ``fd``, or None at end of file."""
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = os.read(fd, min(size - len(chunks), 1 << 20))
+        if not chunk:
+            return None
+        chunks += chunk
+    return bytes(chunks)
