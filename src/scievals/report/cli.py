@@ -12,6 +12,8 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     from scievals.report.write import write_report
 
     written = write_report(ns.logs, ns.out, ns.format, ns.compare)
+    for note in written.notes:
+        print(f"scievals report: {terminal.printable(note)}", file=sys.stderr)
     print(f"wrote {len(written.files)} file(s) to {ns.out}", file=sys.stderr)
     print(terminal.summary(written.sections, str(written.main or ns.out)), end="")
     return 0

@@ -119,7 +119,7 @@ def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
         key = ref.metrics.get(metrics[0], -1.0) / 100
         rows.append((key, f'<tr class="published">{"".join(cells)}</tr>'))
     rows.sort(key=lambda r: -r[0])
-    figure = plots.runs_plot(Section(benchmark, runs, [], []), out, f"leaderboard_{index}.png")
+    figure = plots.runs_plot(Section(benchmark, runs, [], []), out, f"leaderboard_{index}")
     protocol = describe_settings(runs[0], [x for x in applicable(runs) if x not in differ])
     return [
         f'<h2 id="board-{index}">{escape(benchmark)}, protocol {index}</h2>',

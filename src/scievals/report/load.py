@@ -8,17 +8,17 @@ scores (not the reduced ones, so that epochs can be told apart).
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterable, Sequence
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from inspect_ai.log import (
     EvalLog,
     effective_generate_config,
-    list_eval_logs,
     read_eval_log,
 )
 from inspect_ai.scorer import Score
@@ -83,23 +83,65 @@ def natural_key(text: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
 
 
-def _log_paths(paths: Iterable[str | Path]) -> list[str]:
+MAX_LOG_BYTES = 2**30
+"""A log larger than this (uncompressed) is skipped: logs are untrusted input, and a report reads
+each one whole. A full SciCode or SciBench run with transcripts is tens of MB."""
+# Inspect's rule for the logs in a folder (inspect_ai.log.list_eval_logs): every .eval file, and
+# .json files named from a timestamp. Applied here without opening any file: Inspect's listing
+# reads the header of oddly named files, which blocks forever on a FIFO in a shared folder.
+_JSON_LOG_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}.*\.json$")
+
+
+def _log_paths(paths: Iterable[str | Path], notes: list[str]) -> list[str]:
+    """The log files named or found under ``paths``; folders that cannot be listed are noted."""
+
+    def unlisted(error: OSError) -> None:
+        notes.append(_skip(error.filename, f"cannot be listed ({error.strerror})"))
+
     found: list[str] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            found += [_local(info.name) for info in list_eval_logs(str(path), recursive=True)]
-        elif path.exists():
+            for root, _, files in os.walk(path, onerror=unlisted):
+                found += [
+                    os.path.join(root, name)
+                    for name in files
+                    if name.endswith(".eval") or _JSON_LOG_NAME.match(name)
+                ]
+        elif path.exists() or path.is_symlink():
             found.append(str(path))
         else:
             raise FileNotFoundError(f"no such log file or directory: {p}")
     return sorted(set(found))
 
 
-def _local(uri: str) -> str:
-    """``file:///a/b.eval`` -> ``/a/b.eval``, so reports show plain paths; other URIs unchanged."""
-    parsed = urlparse(uri)
-    return unquote(parsed.path) if parsed.scheme == "file" else uri
+def _skip(path: str | Path, why: str) -> str:
+    """The one line that says a log was left out, and why (shortened to one line)."""
+    why = (why.strip().splitlines() or [""])[0]
+    return f"skipped {path}: {why if len(why) <= 200 else why[:199] + '…'}"
+
+
+def _unreadable(path: str) -> str | None:
+    """Why ``path`` cannot be read as a log without reading it, or None when it may be one."""
+    file = Path(path)
+    if file.is_dir():
+        return "a directory, not a log file"
+    if not file.is_file():
+        return "not a regular file"
+    if file.suffix not in (".eval", ".json"):
+        return "not an Inspect log (a .eval or .json file)"
+    try:
+        size = file.stat().st_size
+        if file.suffix == ".eval":
+            with zipfile.ZipFile(file) as archive:
+                size = sum(entry.file_size for entry in archive.infolist())
+    except zipfile.BadZipFile:
+        return "not an Inspect log (a damaged or truncated .eval archive)"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if size > MAX_LOG_BYTES:
+        return f"{size / 2**20:,.0f} MiB uncompressed, more than the {MAX_LOG_BYTES >> 20} MiB read"
+    return None
 
 
 def _temperature(log: EvalLog) -> float | None:
@@ -161,24 +203,25 @@ def _run_order(run: Run) -> tuple[Any, ...]:
     return (rank, run.benchmark, run.model, run.created, run.key(), run.path)
 
 
-def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
+def load_runs(
+    paths: Sequence[str | Path], check: Callable[[Run], object] | None = None
+) -> tuple[list[Run], list[str]]:
     """Read every scievals log under ``paths``; returns the runs and notes on what was left out.
 
-    Logs of other tasks are skipped. Logs of one experiment (same model, protocol, generation
-    settings and epochs) are reconciled: of logs over the same problems (a retry, a rerun) the
-    newest successful one is kept and the others are noted; logs over disjoint problems (a run
-    split by books or sample ids, across machines or sessions) are combined into one run.
-    Runs are named r1, r2, ... in order of benchmark (SciCode first), model and creation time.
+    Logs are untrusted input: one that cannot be read, is too large, is not a scievals log, or
+    whose run ``check`` rejects (the report's tables cannot be built from it) is skipped with a
+    note naming it, and the others are still read. Logs of one experiment (same model, protocol,
+    generation settings and epochs) are reconciled: of logs over the same problems (a retry, a
+    rerun) the newest successful one is kept and the others are noted; logs over disjoint
+    problems (a run split by books or sample ids, across machines or sessions) are combined into
+    one run. Runs are named r1, r2, ... in order of benchmark (SciCode first), model and creation
+    time.
     """
     notes: list[str] = []
     by_key: dict[str, list[Run]] = {}
-    for path in _log_paths(paths):
-        header = read_eval_log(path, header_only=True)
-        if not isinstance((header.eval.metadata or {}).get("protocol"), dict):
-            notes.append(f"skipped {path}: not a scievals log (no protocol in its metadata)")
-            continue
-        run = run_from_log(read_eval_log(path))
-        by_key.setdefault(run.key(), []).append(run)
+    for path in _log_paths(paths, notes):
+        if (run := _read_run(path, notes, check)) is not None:
+            by_key.setdefault(run.key(), []).append(run)
     runs: list[Run] = []
     for group in by_key.values():
         runs += _reconcile(group, notes)
@@ -186,6 +229,42 @@ def load_runs(paths: Sequence[str | Path]) -> tuple[list[Run], list[str]]:
     for i, run in enumerate(runs, 1):
         run.name = f"r{i}"
     return runs, notes
+
+
+def _read_run(path: str, notes: list[str], check: Callable[[Run], object] | None) -> Run | None:
+    """The run of one log, or None with a note naming the log and what is wrong with it."""
+    if (why := _unreadable(path)) is not None:
+        notes.append(_skip(path, why))
+        return None
+    # Only an .eval header is read alone: a .json header is read by a streaming parser whose
+    # memory grows with the square of the nesting depth (200 kB of "[" exhaust any machine),
+    # where a full read uses a parser with a depth limit.
+    header_only = Path(path).suffix == ".eval"
+    try:
+        header = read_eval_log(path, header_only=header_only)
+    except Exception as exc:  # an untrusted file: Inspect's parsers raise many kinds of error
+        notes.append(_skip(path, f"not a readable Inspect log ({_skip_reason(exc)})"))
+        return None
+    protocol = (header.eval.metadata or {}).get("protocol")
+    if not isinstance(protocol, dict):
+        notes.append(_skip(path, "not a scievals log (no protocol in its metadata)"))
+        return None
+    if not isinstance(protocol.get("benchmark"), str) or not protocol["benchmark"].strip():
+        notes.append(_skip(path, "its protocol names no benchmark"))
+        return None
+    try:
+        run = run_from_log(read_eval_log(path) if header_only else header)
+        if check is not None:
+            check(run)
+    except Exception as exc:  # samples or scores a report cannot make sense of
+        notes.append(_skip(path, f"its samples do not make sense ({_skip_reason(exc)})"))
+        return None
+    return run
+
+
+def _skip_reason(exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 def _reconcile(group: list[Run], notes: list[str]) -> list[Run]:

@@ -3,8 +3,11 @@ accuracy, SciCode steps-passed heat map. Each function writes one file and retur
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ParamSpec
 
 import matplotlib
 
@@ -15,7 +18,10 @@ import numpy as np  # noqa: E402
 from scievals.report import outcomes as oc  # noqa: E402
 from scievals.report.build import Section, headline_metrics  # noqa: E402
 from scievals.report.load import Run, natural_key  # noqa: E402
+from scievals.report.names import report_file  # noqa: E402
 from scievals.stats import Estimate, estimate  # noqa: E402
+
+P = ParamSpec("P")
 
 
 def _label(run: Run) -> str:
@@ -31,14 +37,31 @@ def _errorbars(ests: Sequence[Estimate | None]) -> tuple[np.ndarray, np.ndarray]
     return vals, np.vstack([lo, hi])
 
 
-def _save(fig: plt.Figure, out: Path, name: str) -> str:
+def _save(fig: plt.Figure, out: Path, stem: str) -> str:
+    """Write the figure as ``out/<safe stem>.png`` and return that file's name."""
+    path = report_file(out, stem, ".png")
     fig.tight_layout()
-    fig.savefig(out / name, dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
-    return name
+    return path.name
 
 
-def runs_plot(section: Section, out: Path, name: str | None = None) -> str:
+def _plain_text(draw: Callable[P, str]) -> Callable[P, str]:
+    """Labels are shown as written: a "$" in a model or benchmark name is not mathtext to parse
+    (an unbalanced one would stop the report), and a character the font lacks is drawn as a box
+    without a warning per figure."""
+
+    @functools.wraps(draw)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> str:
+        with plt.rc_context({"text.parse_math": False}), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Glyph .* missing from font")
+            return draw(*args, **kwargs)
+
+    return drawn
+
+
+@_plain_text
+def runs_plot(section: Section, out: Path, stem: str | None = None) -> str:
     """Each headline metric of each run, with its 95% interval: the model comparison."""
     metrics = headline_metrics(section.runs)
     runs = section.runs
@@ -58,9 +81,10 @@ def runs_plot(section: Section, out: Path, name: str | None = None) -> str:
         ax.set_xlim(0, 100)
         ax.set_xlabel(f"{oc.metric_label(metric)} % (95% CI)")
     fig.suptitle(f"{section.benchmark}: runs compared")
-    return _save(fig, out, name or f"{section.benchmark}_runs.png")
+    return _save(fig, out, stem or f"{section.benchmark}_runs")
 
 
+@_plain_text
 def books_plot(section: Section, scorer: str, out: Path) -> str:
     """SciBench accuracy per book, one bar per run, with 95% intervals."""
     runs = [r for r in section.runs if scorer in oc.scibench_scorers(r)]
@@ -84,9 +108,10 @@ def books_plot(section: Section, scorer: str, out: Path) -> str:
     ax.set_ylabel(f"{scorer} accuracy % (95% CI)")
     ax.legend(fontsize="small")
     ax.set_title(f"scibench: accuracy per book ({scorer})")
-    return _save(fig, out, f"scibench_books_{scorer}.png")
+    return _save(fig, out, f"scibench_books_{scorer}")
 
 
+@_plain_text
 def steps_heatmap(run: Run, out: Path) -> str:
     """Pass rate of every step of every problem (rows problems, columns step number)."""
     grid = oc.scicode_step_grid(run)
@@ -105,7 +130,7 @@ def steps_heatmap(run: Run, out: Path) -> str:
     ax.set_ylabel("problem")
     fig.colorbar(image, ax=ax, label="passed (share of epochs)")
     ax.set_title(f"{run.name} {run.model}: steps passed", fontsize="medium")
-    return _save(fig, out, f"scicode_steps_{run.name}.png")
+    return _save(fig, out, f"scicode_steps_{run.name}")
 
 
 def draw(section: Section, out: Path) -> None:

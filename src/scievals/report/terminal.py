@@ -18,13 +18,21 @@ HEADER_MIN = 3
 GAP = "  "
 
 
+def printable(text: str) -> str:
+    """``text`` with control characters escaped: names read from a log cannot drive the terminal
+    (an ESC sequence in a model or benchmark name would recolour or rewrite the screen)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def _cut(value: str, width: int) -> str:
     return value if len(value) <= width else value[: max(width - 1, 1)] + "…"
 
 
 def render(table: Table, width: int = WIDTH) -> str:
     """One table: headers wrapped over lines, aligned columns, then its notes wrapped."""
-    cells = [[text(c) for c in row] for row in table.rows]
+    cells = [[printable(text(c)) for c in row] for row in table.rows]
     widths = [
         max([HEADER_MIN, *(len(w) for w in col.split()), *(len(r[i]) for r in cells)])
         for i, col in enumerate(table.columns)
@@ -48,12 +56,12 @@ def render(table: Table, width: int = WIDTH) -> str:
 
     heads = [textwrap.wrap(col, w) or [""] for col, w in zip(table.columns, widths, strict=True)]
     depth = max(len(h) for h in heads)
-    lines = [table.title]
+    lines = [_cut(printable(table.title), width)]
     lines += [line([h[k] if k < len(h) else "" for h in heads]) for k in range(depth)]
     lines.append(line(["-" * w for w in widths]))
     lines += [line(r) for r in cells]
     for note in table.notes:
-        lines += textwrap.wrap(note, width, subsequent_indent="  ")
+        lines += textwrap.wrap(printable(note), width, subsequent_indent="  ")
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ from scievals.inputs import InputError
 from scievals.report import html, leaderboard, plots
 from scievals.report.build import Section, build_sections
 from scievals.report.load import Run, load_runs
+from scievals.report.names import report_file
 from scievals.report.tables import to_csv, to_markdown
 
 Format = Literal["md", "csv", "html"]
@@ -57,6 +58,7 @@ class Written:
 
     files: list[Path]
     sections: list[Section]
+    notes: list[str]  # logs skipped, superseded or combined, one line each
 
     @property
     def main(self) -> Path | None:
@@ -73,33 +75,48 @@ def write_report(
     fmt: Format = "md",
     compare: Sequence[Sequence[str]] | None = None,
 ) -> Written:
-    """Read the logs under ``paths``, write the report into ``out``."""
-    runs, notes = load_runs(paths)
+    """Read the logs under ``paths``, write the report into ``out``, and nowhere else.
+
+    A log the report cannot use is skipped with a note; an InputError when none is usable.
+    """
+    runs, notes = load_runs(paths, check=lambda run: build_sections([run]))
     if not runs:
-        raise InputError("no scievals logs found in " + ", ".join(str(p) for p in paths))
+        raise InputError(_nothing_to_report(paths, notes))
     sections = build_sections(runs, resolve_pairs(runs, compare) if compare else None)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InputError(f"--out {out}: a file is in the way; give a folder") from None
     written: list[Path] = []
     if fmt == "csv":
         for section in sections:
             for table in section.tables:
-                path = out / f"{table.key}.csv"
+                path = report_file(out, table.key, ".csv")
                 path.write_text(to_csv(table), encoding="utf-8")
                 written.append(path)
-        return Written(written, sections)
+        return Written(written, sections, notes)
     for section in sections:
         plots.draw(section, out)
         written += [out / name for name, _ in section.figures]
-    md = out / "report.md"
+    md = report_file(out, "report", ".md")
     md.write_text(markdown(sections, runs, notes), encoding="utf-8")
     written.append(md)
     if fmt == "html":
-        page = out / "report.html"
+        page = report_file(out, "report", ".html")
         page.write_text(
             html.render(sections, [f"{r.name}: {r.path}" for r in runs], notes), encoding="utf-8"
         )
-        board = out / "leaderboard.html"
+        board = report_file(out, "leaderboard", ".html")
         board.write_text(leaderboard.render(runs, out), encoding="utf-8")
         written += [page, board]
-    return Written(written, sections)
+    return Written(written, sections, notes)
+
+
+def _nothing_to_report(paths: Sequence[str | Path], notes: Sequence[str]) -> str:
+    """One line: no usable log, and why (the first reasons, then how many more)."""
+    given = ", ".join(str(p) for p in paths)
+    if not notes:
+        return f"no scievals logs found in {given}"
+    shown = "; ".join(notes[:3]) + (f"; and {len(notes) - 3} more" if len(notes) > 3 else "")
+    return f"no scievals log to report in {given} ({shown})"
