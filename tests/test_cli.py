@@ -28,3 +28,49 @@ def test_a_bug_keeps_its_traceback(monkeypatch, tmp_path: Path) -> None:
 def test_input_error_is_a_value_error() -> None:
     """Callers that caught ValueError for bad input keep working."""
     assert issubclass(InputError, ValueError)
+
+
+def test_inspect_options_pass_with_their_own_arity() -> None:
+    """Every `inspect eval` option passes as Inspect reads it (a flag, a value, an optional
+    value); our tasks' parameters win where names collide (--timeout, --sandbox)."""
+    rest = ["--no-score", "--fail-on-error", "--time-limit", "60", "--fail-on-error", "0.5"]
+    rest += ["--sandbox", "docker", "--model", "m/x"]
+    assert cli._eval_args("scicode", rest) == [
+        "eval",
+        "scievals/scicode",
+        "--no-score",
+        "--fail-on-error",
+        "--time-limit",
+        "60",
+        "--fail-on-error",
+        "0.5",
+        "-T",
+        "sandbox=docker",
+        "--model",
+        "m/x",
+    ]
+    other = cli._eval_args("other/task", ["--sandbox", "docker", "--splitt", "dev"])
+    assert other[2:] == ["--sandbox", "docker", "-T", "splitt=dev", "--model", "scievals/local"]
+
+
+def test_refused_parameters_are_a_line_each() -> None:
+    with pytest.raises(SystemExit) as refused:
+        cli._eval_args("scicode_verified", ["-T", "splitt=dev", "--runtime", "2025"])
+    assert str(refused.value).splitlines() == [
+        "scievals eval: scievals/scicode_verified has no parameter splitt; did you mean split?",
+        "scievals eval: scievals/scicode_verified has no parameter --runtime; "
+        "did you mean --runtimes?",
+    ]
+
+
+def test_prerequisite_errors_keep_their_kind_and_text() -> None:
+    """Inspect prints the message through Rich: markup in it is escaped, not interpreted."""
+    from inspect_ai._util.error import PrerequisiteError
+
+    from scievals.prerequisite import prerequisite
+
+    with pytest.raises(InputError) as caught, prerequisite():
+        raise InputError("books must be one of [bold], not 'x'")
+    assert isinstance(caught.value, PrerequisiteError)
+    assert str(caught.value) == "books must be one of [bold], not 'x'"
+    assert caught.value.message == r"books must be one of \[bold], not 'x'"

@@ -29,6 +29,7 @@ from inspect_ai.model import (
 from inspect_ai.solver import Solver
 
 from scievals.inputs import InputError
+from scievals.prerequisite import prerequisite
 from scievals.sandbox.environments import sandbox_spec
 from scievals.scibench import prompts
 from scievals.scibench.config import TOOL_SETTINGS, SciBenchConfig
@@ -38,7 +39,6 @@ from scievals.scibench.reference import reference_reply
 from scievals.scibench.scorer import scorers
 from scievals.scibench.solver import official_generate, run_python, run_wolfram, zero_cot
 from scievals.scibench.units import official_unit
-from scievals.task_errors import building_task
 
 
 def _chat(messages: list[prompts.Message], image: Record | None = None) -> list[ChatMessage]:
@@ -171,7 +171,7 @@ def scibench(
         exam_file: the exam JSON file (subset=exam).
         grader: the grader model for the exam rubric (subset=exam).
     """
-    with building_task():
+    with prerequisite():
         config = SciBenchConfig.from_params(
             version=version,
             books=books,

@@ -19,6 +19,7 @@ from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox
 
 from scievals.inputs import InputError
+from scievals.prerequisite import prerequisite
 from scievals.sandbox.runtime import runtime_environment
 from scievals.scicode.config import PreviousSteps, SciCodeConfig, TargetsChoice, sandbox_config
 from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount
@@ -141,7 +142,8 @@ def scicode_scorer(
     ready: anyio.Lock | None = None
 
     def load() -> None:
-        target_source.prepare()
+        with prerequisite():  # `inspect score` without targets: their one line, no traceback
+            target_source.prepare()
         problems.update((p.problem_id, p) for p in config.problems())
 
     async def prepare() -> None:

@@ -17,6 +17,7 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.solver import Solver
 
 from scievals.artifacts import ArtifactError
+from scievals.prerequisite import prerequisite
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
@@ -34,7 +35,6 @@ from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.scorer import scicode_scorer
 from scievals.scicode.solver import chat_solver, single_turn_solver
-from scievals.task_errors import building_task
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def scicode(
             default; ``2024,2025`` for Verified).
         all_runtimes: grade every step in every runtime (default: only what earlier ones failed).
     """
-    with building_task():
+    with prerequisite():
         config = SciCodeConfig.from_params(
             dataset=dataset,
             step_count=step_count,

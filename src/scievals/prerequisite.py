@@ -1,9 +1,10 @@
-"""The user's errors while a task is built, as Inspect's prerequisite errors.
+"""The user's errors as Inspect's prerequisite errors, where Inspect is the one to print them.
 
 A task refuses a parameter or misses a file with the ``InputError``, ``ArtifactError`` or
-``FileNotFoundError`` the rest of scievals raises. Raised while ``inspect eval`` builds the task,
-such an error must also be Inspect's ``PrerequisiteError``: Inspect prints those as their message
-alone, without a traceback. (This module imports Inspect, so ``scievals.inputs`` stays light.)
+``FileNotFoundError`` the rest of scievals raises. Raised while ``inspect eval`` builds the task
+(or ``inspect score`` scores), such an error must also be Inspect's ``PrerequisiteError``:
+Inspect prints those as their message alone, without a traceback. (This module imports Inspect,
+so ``scievals.inputs`` stays light.)
 """
 
 from __future__ import annotations
@@ -24,26 +25,27 @@ class _ShownByInspect(PrerequisiteError):
         self.message = escape(message)  # Inspect prints it through Rich, which reads [markup]
 
 
-class TaskInputError(_ShownByInspect, InputError):
+class PrerequisiteInputError(_ShownByInspect, InputError):
     """A task parameter is wrong (the message names it, the value and the choices)."""
 
 
-class TaskArtifactError(_ShownByInspect, ArtifactError):
+class PrerequisiteArtifactError(_ShownByInspect, ArtifactError):
     """A file the task needs is missing (the message says how to get it)."""
 
 
-class TaskFileNotFoundError(_ShownByInspect, FileNotFoundError):
+class PrerequisiteFileNotFoundError(_ShownByInspect, FileNotFoundError):
     """A file or folder the user named is not there."""
 
 
 @contextmanager
-def building_task() -> Iterator[None]:
-    """Re-raise the user's errors from building a task so that Inspect prints them plainly."""
+def prerequisite() -> Iterator[None]:
+    """Re-raise the user's errors (building a task, finding its targets) so that Inspect prints
+    them plainly; they stay the same kinds of error for everyone else."""
     try:
         yield
     except InputError as exc:
-        raise TaskInputError(str(exc)) from None
+        raise PrerequisiteInputError(str(exc)) from None
     except ArtifactError as exc:
-        raise TaskArtifactError(str(exc)) from None
+        raise PrerequisiteArtifactError(str(exc)) from None
     except FileNotFoundError as exc:
-        raise TaskFileNotFoundError(str(exc)) from None
+        raise PrerequisiteFileNotFoundError(str(exc)) from None
