@@ -20,6 +20,7 @@ from urllib.parse import unquote
 import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
 
+from scievals.report import load
 from scievals.report.names import MAX_STEM, safe_stem
 
 from .conftest import SCIBENCH_ALPHA, SCICODE_ALPHA, _epoch, run_task, scibench_task, scicode_task
@@ -180,6 +181,14 @@ def test_out_that_is_a_file_is_one_line(folder: Folder, tmp_path: Path) -> None:
         f"scievals: error: --out {out}: a file is in the way; give a folder"
     ]
     assert out.read_text() == "mine"
+
+
+def test_a_log_too_large_is_skipped_unread(folder: Folder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound is on the uncompressed size an archive declares: a zip bomb is never opened."""
+    monkeypatch.setattr(load, "MAX_LOG_BYTES", 1000)
+    runs, notes = load.load_runs([folder.logs / "real.eval"])
+    assert runs == [] and len(notes) == 1
+    assert "bytes uncompressed, more than the 1,000 a report reads" in notes[0]
 
 
 @pytest.mark.parametrize(

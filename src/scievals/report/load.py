@@ -140,7 +140,7 @@ def _unreadable(path: str) -> str | None:
     except OSError as exc:
         return f"cannot be read ({exc.strerror or exc})"
     if size > MAX_LOG_BYTES:
-        return f"{size / 2**20:,.0f} MiB uncompressed, more than the {MAX_LOG_BYTES >> 20} MiB read"
+        return f"{size:,} bytes uncompressed, more than the {MAX_LOG_BYTES:,} a report reads"
     return None
 
 
