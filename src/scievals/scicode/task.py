@@ -1,8 +1,10 @@
 # inspect-evals-lint: ignore-file[main_file] -- task.py as in scievals/scibench; the package exports the task from __init__.py
 """The ``scievals/scicode`` task: its parameters become one ``SciCodeConfig``, recorded in the log.
 
-Building the task loads the problem files and nothing else: targets are found (and dev targets
-regenerated if absent) when scoring starts, so a run that only generates needs none.
+Building the task loads the problem files and looks where the targets would be, opening nothing:
+when the command building it will score, missing targets stop it there, before any model call;
+they are opened (and dev targets regenerated if absent) when scoring starts, so a run that only
+generates (``--no-score``) needs none.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Which file gives each step's targets, found and opened only when scoring needs them.
 
-Building a task touches nothing: a run that only generates (``--no-score``) needs no targets.
+Building a task opens nothing (``missing()`` looks at paths): a run that only generates
+(``--no-score``) needs no targets.
 Scoring calls ``prepare()`` once (the regenerated dev file is built then if absent, with
 progress on stderr; ``scievals data prepare`` builds it ahead), and every read opens and closes
 its files, so no handle outlives the sample that needed it.
