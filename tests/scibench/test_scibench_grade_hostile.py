@@ -1,5 +1,5 @@
-"""``scievals grade scibench`` through the real command: hostile replies get a verdict, and the
-valid lines after them are graded as usual."""
+"""Hostile replies get a verdict and nothing stops: ``scievals grade scibench`` through the real
+command (the valid lines after them are graded as usual), and a whole Inspect eval."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.model import ChatMessage
 
 from scievals.scibench.dataset import Source
+from scievals.scibench.task import scibench
 
-from .scibench_helpers import DATA, needs_data
+from .scibench_helpers import DATA, last_user_text, needs_data, scripted
 
 SCIEVALS = Path(sys.executable).with_name("scievals")
 HOSTILE = [
@@ -58,3 +61,16 @@ def test_valid_lines_after_hostile_lines_are_graded(tmp_path: Path, scorer: str)
             "boxed/scientific; out-of-range",
             "boxed/power-of-ten; out-of-range",
         ]
+
+
+@needs_data
+def test_an_eval_of_hostile_replies_completes(tmp_path: Path) -> None:
+    """Each problem answered with one hostile reply: the eval succeeds and scores every sample."""
+
+    def reply(messages: list[ChatMessage]) -> str:
+        return HOSTILE[len(last_user_text(messages)) % len(HOSTILE)]
+
+    task = scibench(data_dir=str(DATA), books="quan", setting="zero", scorer="both")
+    [log] = inspect_eval(task, model=scripted(reply), display="none", log_dir=str(tmp_path))
+    assert log.status == "success", log.error
+    assert log.samples and all(set(s.scores or {}) == {"faithful", "robust"} for s in log.samples)
