@@ -45,16 +45,17 @@ def test_valid_lines_after_hostile_lines_are_graded(tmp_path: Path, scorer: str)
     replies, out = tmp_path / "replies.jsonl", tmp_path / "graded.jsonl"
     replies.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     argv = [str(SCIEVALS), "grade", "scibench", str(replies), "--scorer", scorer]
-    argv += ["--data-dir", str(DATA), "--output", str(out)]
+    argv += ["--data-dir", str(DATA), "--out", str(out)]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "Traceback" not in done.stderr
-    graded = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert "Traceback" not in done.stderr + done.stdout
+    written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    graded = [item for item in written if "index" in item]
     assert [g["index"] for g in graded] == [line["index"] for line in lines]
     assert not any(g["correct"] for g in graded[: len(HOSTILE)])
     assert all(g["correct"] for g in graded[len(HOSTILE) :])
-    summary = json.loads(done.stdout)["summary"]
-    assert json.dumps(summary, allow_nan=False)
+    [summary] = [item["summary"] for item in written if "summary" in item]
+    assert summary["total"] == len(lines) and json.dumps(written, allow_nan=False)
     if scorer == "robust":
         assert [g["rule"] for g in graded[:3]] == [
             "boxed/power-of-ten; out-of-range",
