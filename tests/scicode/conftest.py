@@ -12,6 +12,9 @@ import ast
 import json
 import os
 import shutil
+import subprocess
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -25,7 +28,12 @@ import scipy.sparse
 import sympy
 
 from scievals.artifacts import pip_wheel, wheel_member
-from scievals.scicode.data.dataset import SCICODE_WHEEL, SCICODE_WHEEL_SHA256, find_step
+from scievals.scicode.data.dataset import (
+    SCICODE_WHEEL,
+    SCICODE_WHEEL_SHA256,
+    find_step,
+    official_file,
+)
 from scievals.scicode.prompts import INSPECT_EVALS_WHEEL, INSPECT_EVALS_WHEEL_SHA256
 
 
@@ -184,3 +192,66 @@ def dev_targets_file(request) -> Path:
         shutil.copyfile(fresh, part)
         os.replace(part, cached)
     return ensure_dev_targets()
+
+
+@pytest.fixture(scope="session")
+def official_runner(tmp_path_factory, dev_targets_file):
+    """Runs a step program exactly as the original harness writes it, with its own package.
+
+    ``run(step_ids, codes)`` gives each step's verdict by the official rule (exit status 0);
+    ``errors``, when given, receives the end of each failing program's stderr.
+    """
+    from scievals.sandbox.runtime import ensure_runtime
+
+    root = tmp_path_factory.mktemp("official")
+    wheel = pip_wheel(SCICODE_WHEEL, SCICODE_WHEEL_SHA256)
+    with zipfile.ZipFile(wheel) as zf:
+        for member in zf.namelist():
+            if member.startswith(("scicode/parse/", "scicode/compare/")) or member in (
+                "scicode/__init__.py",
+                "scicode/data/__init__.py",
+            ):
+                zf.extract(member, root)
+    data = root / "h5"
+    data.mkdir()
+    (data / "test_data.h5").symlink_to(dev_targets_file)
+    raw = {}
+    for line in official_file("problems_dev.jsonl").decode().splitlines():
+        item = json.loads(line)
+        raw[str(item["problem_id"])] = item
+    python = str(ensure_runtime().python)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "DATA_CACHE_DIR": str(data)}
+
+    def program(step_id: str, codes: dict[str, str]) -> str:
+        problem_id, number = step_id.split(".")
+        prob = raw[problem_id]
+        steps = prob["sub_steps"]
+        k = int(number)
+        previous = "\n".join(codes.get(s["step_number"], "") for s in steps[: k - 1])
+        text = f"{prob['required_dependencies']}\n{previous}\n" + "\n" + codes.get(step_id, "")
+        tests = steps[k - 1]["test_cases"]
+        text += "\n\nfrom scicode.parse.parse import process_hdf5_to_tuple\n\n"
+        text += f"targets = process_hdf5_to_tuple('{step_id}', {len(tests)})\n"
+        for index, test in enumerate(tests):
+            text += f"target = targets[{index}]\n\n" + "".join(
+                line + "\n" for line in test.split("\n")
+            )
+        return text
+
+    def run(
+        step_ids: list[str], codes: dict[str, str], errors: dict[str, str] | None = None
+    ) -> dict[str, bool]:
+        def one(step_id: str) -> bool:
+            path = root / f"{step_id}_0.py"
+            path.write_text(program(step_id, codes), encoding="utf-8")
+            proc = subprocess.run(
+                [python, str(path)], cwd=root, env=env, capture_output=True, timeout=300
+            )
+            if proc.returncode != 0 and errors is not None:
+                errors[step_id] = proc.stderr.decode(errors="replace")[-600:]
+            return proc.returncode == 0
+
+        with ThreadPoolExecutor(4) as pool:
+            return dict(zip(step_ids, pool.map(one, step_ids), strict=True))
+
+    return run

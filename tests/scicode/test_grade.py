@@ -11,23 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import zipfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from scievals.artifacts import pip_wheel
 from scievals.cli import main
-from scievals.scicode.data.dataset import (
-    SCICODE_WHEEL,
-    SCICODE_WHEEL_SHA256,
-    find_step,
-    load_problems,
-    official_file,
-)
+from scievals.scicode.data.dataset import find_step, load_problems
 from scievals.scicode.extract import extract_code, original_extract
 from scievals.scicode.grade import InputError, grade, read_completions
 
@@ -58,62 +47,7 @@ def gold_code(step_id: str) -> str:
     return code
 
 
-# ---- the official harness, for differential verdicts ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def official_runner(tmp_path_factory, dev_targets_file):
-    """Runs a step program exactly as the original harness writes it, with its own package."""
-    from scievals.sandbox.runtime import ensure_runtime
-
-    root = tmp_path_factory.mktemp("official")
-    wheel = pip_wheel(SCICODE_WHEEL, SCICODE_WHEEL_SHA256)
-    with zipfile.ZipFile(wheel) as zf:
-        for member in zf.namelist():
-            if member.startswith(("scicode/parse/", "scicode/compare/")) or member in (
-                "scicode/__init__.py",
-                "scicode/data/__init__.py",
-            ):
-                zf.extract(member, root)
-    data = root / "h5"
-    data.mkdir()
-    (data / "test_data.h5").symlink_to(dev_targets_file)
-    raw = {}
-    for line in official_file("problems_dev.jsonl").decode().splitlines():
-        item = json.loads(line)
-        raw[str(item["problem_id"])] = item
-    python = str(ensure_runtime().python)
-    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(root), "DATA_CACHE_DIR": str(data)}
-
-    def program(step_id: str, codes: dict[str, str]) -> str:
-        problem_id, number = step_id.split(".")
-        prob = raw[problem_id]
-        steps = prob["sub_steps"]
-        k = int(number)
-        previous = "\n".join(codes.get(s["step_number"], "") for s in steps[: k - 1])
-        text = f"{prob['required_dependencies']}\n{previous}\n" + "\n" + codes.get(step_id, "")
-        tests = steps[k - 1]["test_cases"]
-        text += "\n\nfrom scicode.parse.parse import process_hdf5_to_tuple\n\n"
-        text += f"targets = process_hdf5_to_tuple('{step_id}', {len(tests)})\n"
-        for index, test in enumerate(tests):
-            text += f"target = targets[{index}]\n\n" + "".join(
-                line + "\n" for line in test.split("\n")
-            )
-        return text
-
-    def run(step_ids: list[str], codes: dict[str, str]) -> dict[str, bool]:
-        def one(step_id: str) -> bool:
-            path = root / f"{step_id}_0.py"
-            path.write_text(program(step_id, codes), encoding="utf-8")
-            proc = subprocess.run(
-                [python, str(path)], cwd=root, env=env, capture_output=True, timeout=300
-            )
-            return proc.returncode == 0
-
-        with ThreadPoolExecutor(4) as pool:
-            return dict(zip(step_ids, pool.map(one, step_ids), strict=True))
-
-    return run
+# ---- the official harness (``official_runner`` in conftest.py), for differential verdicts -------
 
 
 def _codes(completions: dict[str, str], extraction=extract_code) -> dict[str, str]:
