@@ -907,9 +907,12 @@ def run_python(argv: list[str]) -> int:
     sys.modules["__main__"] = main_mod
     code = 0
     try:
-        exec(
-            compile(source, filename, "exec"), main_mod.__dict__
+        program = compile(
+            source, filename, "exec"
         )  # inspect-evals-lint: ignore[host_code_execution] -- the sandboxed program itself, in the sandbox's own process (never the harness)
+        exec(
+            program, main_mod.__dict__
+        )  # inspect-evals-lint: ignore[host_code_execution] -- as above
     except SystemExit as exc:
         code = exit_code(exc)
     except BaseException as exc:  # noqa: BLE001 - a fresh interpreter reports anything
