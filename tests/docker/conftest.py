@@ -1,18 +1,24 @@
 """Docker for the container tests: present and new enough, or every test here skips, saying why.
 
 ``scripts/setup_docker.sh`` (run by ``.ci/run``) starts a daemon where none runs and writes why
-when it cannot; the runtime images are built here once per session (and reused across sessions
-while their pins and base stay the same).
+when it cannot. Where a daemon answers but no base image for the runtime images can be had (no
+registry, no debootstrap), the tests run that script themselves, once, to make one; if it still
+cannot, they skip with its reason. The runtime images are built here once per session (and
+reused across sessions while their pins and base stay the same).
 """
 
 from __future__ import annotations
 
+import fcntl
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
+
+SETUP_DOCKER = Path(__file__).resolve().parents[2] / "scripts" / "setup_docker.sh"
 
 MIN_ENGINE = (24, 0, 6)  # Inspect's docker sandbox refuses older engines
 
@@ -45,9 +51,33 @@ def docker_unavailable() -> str | None:
     return None
 
 
+def base_unavailable(setup: Path = SETUP_DOCKER) -> str | None:
+    """Why no base image for the runtime images can be had, or None: tried as ``scievals sandbox
+    image`` would, then once more after ``setup`` (installs debootstrap, makes the base). One
+    process at a time (the xdist workers share the result)."""
+    from scievals.sandbox.image import default_base
+
+    with open(cache_dir("docker") / "tests-base.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            default_base()
+            return None
+        except ArtifactError:
+            pass
+        subprocess.run(["bash", str(setup)], check=False, timeout=1800)
+        why = cache_dir("docker") / "unavailable"
+        if why.exists():
+            return why.read_text().strip()
+        try:
+            default_base()
+        except ArtifactError as exc:
+            return str(exc)
+        return None
+
+
 @pytest.fixture(scope="session")
 def docker_ready() -> None:
-    reason = docker_unavailable()
+    reason = docker_unavailable() or base_unavailable()
     if reason:
         pytest.skip(f"Docker tests skipped: {reason}")
 
