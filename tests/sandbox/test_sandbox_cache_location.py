@@ -21,12 +21,13 @@ from pathlib import Path
 import anyio
 import pytest
 
-from scievals.paths import cache_dir
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox._zygote import within
 from scievals.sandbox.engine import Engine, failure_text
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
-from scievals.sandbox.runtime import RUNTIMES, Runtime, ensure_runtime, runtime_dir
+from scievals.sandbox.runtime import RUNTIMES, Runtime, runtime_dir
+
+from .cache_helpers import linked_cache
 
 pytestmark = pytest.mark.slow
 
@@ -34,24 +35,12 @@ SCIEVALS = str(Path(sys.executable).with_name("scievals"))
 SHOW = "import os, sys; print(sys.prefix, os.access(sys.prefix, os.W_OK), os.listdir({parent!r}))"
 
 
-def linked_copy(src: Path, dst: Path) -> None:
-    """``src`` again at ``dst``, as hard links (no bytes copied; the same file system)."""
-    shutil.copytree(src, dst, symlinks=True, copy_function=os.link)
-
-
 @pytest.fixture(scope="module")
 def tmp_cache(tmp_path_factory) -> Path:
     """A cache under /tmp holding the built runtimes and the SciCode data and targets."""
     cache = tmp_path_factory.mktemp("cache-in-tmp")
     assert str(cache).startswith(tempfile.gettempdir())
-    for name in RUNTIMES:
-        root = ensure_runtime(name).root
-        try:
-            linked_copy(root, cache / "runtime" / root.name)
-        except OSError as exc:  # /tmp on another file system: a copy would cost 400 MB each
-            pytest.skip(f"cannot hard-link the runtimes into {cache}: {exc}")
-    linked_copy(cache_dir("scicode"), cache / "scicode")
-    return cache
+    return linked_cache(cache)
 
 
 def run_cli(cache: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,7 @@ import os
 import random
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -126,16 +127,23 @@ def _probe(mode: str) -> tuple[bool, str]:
 # ---------------------------------------------------------------- uids
 
 
+UID_LOCKS = Path("/run" if os.path.isdir("/run") else "/tmp") / "scievals-uids"
+"""One place for the whole machine, whatever TMPDIR each harness has (checked to be root's)."""
+
+
 class UidPool:
     """Unprivileged uids of our own, one per running execution, so RLIMIT_NPROC means something
     and no execution can signal or trace another. Lock files make the choice safe across
-    processes (two evals, pytest-xdist)."""
+    processes (two evals, pytest-xdist, runs with different HOME, cache or TMPDIR)."""
 
-    def __init__(self) -> None:
+    def __init__(self, locks: Path = UID_LOCKS) -> None:
         self.base = self._base()
         self.gid = self.base
-        self.dir = Path(tempfile.gettempdir()) / "scievals-uids"
+        self.dir = locks
         self.dir.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(self.dir)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+            raise SandboxError(f"{self.dir} must be a directory of root's that only root writes")
 
     @staticmethod
     def _base() -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import concurrent.futures
+import fcntl
 import json
 import os
 import sys
@@ -190,14 +191,24 @@ def ensure_dev_targets(progress: Callable[[str], None] | None = None) -> Path:
     if dest.exists():
         return dest
     say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
-    say(f"scievals: regenerating SciCode dev targets from gold code into {dest} (once)")
-    from scievals.sandbox import session
+    with open(dest.with_name(dest.name + ".lock"), "w") as lock:  # two runs, one cache: one build
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(
+                f"scievals: another process is regenerating the dev targets; waiting for {lock.name}"
+            )
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        if dest.exists():
+            return dest
+        say(f"scievals: regenerating SciCode dev targets from gold code into {dest} (once)")
+        from scievals.sandbox import session
 
-    async def build() -> None:
-        async with session() as env:
-            await regenerate_dev(env, dest, progress=say)
+        async def build() -> None:
+            async with session() as env:
+                await regenerate_dev(env, dest, progress=say)
 
-    run_sync(build())
+        run_sync(build())
     return dest
 
 
