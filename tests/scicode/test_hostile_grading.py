@@ -187,6 +187,13 @@ def _describe(pid: int) -> str:
     return f"{pid}: {cmd.strip()[:160]}"
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _cwd(pid: int) -> str:
     try:
         return os.readlink(f"/proc/{pid}/cwd")
@@ -333,11 +340,22 @@ class Grader:
                     idle |= {pid, kids[0]}
         return idle
 
+    def _trusted_workers(self) -> set[int]:
+        """The grading process's trusted workers (``scievals.trusted``): they stay up between
+        runs by design, and are replaced when one is killed."""
+        assert self.proc is not None
+        return {
+            pid
+            for pid, ppid in _proc_table().items()
+            if ppid == self.proc.pid and b"scievals.trusted.worker" in _cmdline(pid)
+        }
+
     def _strays(self, before: set[int] | frozenset[int] = frozenset()) -> list[str]:
-        """Processes under the worker that this job left (its zygote and standby excepted)."""
+        """Processes under the worker that this job left (its zygote and standby, and its
+        trusted workers, excepted)."""
         zygotes = self._zygotes()
-        family = self._family() - zygotes - self._standby(zygotes) - before
-        return sorted(_describe(p) for p in family)
+        family = self._family() - zygotes - self._standby(zygotes) - self._trusted_workers()
+        return sorted(_describe(p) for p in family - before)
 
     # -- grading
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import math
 import os
@@ -30,7 +31,7 @@ from typing import Any
 
 import anyio
 
-from scievals.trusted.protocol import HEADER, MAX_ANSWER_BYTES, MEMORY_LIMIT, frame
+from scievals.trusted.protocol import HEADER, MAX_ANSWER_BYTES, MEMORY_LIMIT
 
 START_SECONDS = 120.0
 """How long a new worker may take to be ready (its imports, on a loaded machine)."""
@@ -104,6 +105,18 @@ def _spawner() -> _Spawner:
         return _spawners[0]
 
 
+def request(name: str, args: tuple[Any, ...], cpu: float) -> list[bytes]:
+    """The frames of a job request: every ``bytes`` argument (a records file) travels raw, in a
+    frame of its own, not copied through pickle."""
+    raw = [i for i, arg in enumerate(args) if type(arg) is bytes]
+    rest = tuple(None if i in raw else arg for i, arg in enumerate(args))
+    head = pickle.dumps((name, rest, cpu, raw), protocol=pickle.HIGHEST_PROTOCOL)
+    parts = [HEADER.pack(len(head)), head]
+    for i in raw:
+        parts += [HEADER.pack(len(args[i])), args[i]]
+    return parts
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -130,6 +143,8 @@ class _Worker:
             for pipe in (self._proc.stdin, self._proc.stdout):
                 assert pipe is not None
                 os.set_blocking(pipe.fileno(), False)
+                with contextlib.suppress(OSError):  # fewer round trips for large records
+                    fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, _CHUNK)
         return self._proc
 
     def _known(self) -> subprocess.Popen[bytes] | None:
@@ -149,14 +164,14 @@ class _Worker:
         return proc.pid if proc is not None else None
 
     def run(self, name: str, args: tuple[Any, ...], seconds: float, cpu: float) -> Any:
+        parts = request(name, args, cpu)
         try:
             if not self.ready:
                 self._hello()
             if self._process().poll() is not None:
                 raise JobFailed("start", "its worker had exited before the job")
-            request = frame(pickle.dumps((name, args, cpu), protocol=pickle.HIGHEST_PROTOCOL))
             late = JobFailed("wall", f"ran past {seconds:g} s")
-            answer = self._exchange(request, time.monotonic() + seconds, late, cpu)
+            answer = self._exchange(parts, time.monotonic() + seconds, late, cpu)
         except BaseException:
             self.kill()
             raise
@@ -177,24 +192,26 @@ class _Worker:
         """Wait for a new worker's first answer: ready, or why not."""
         late = JobFailed("start", f"not ready within {START_SECONDS:g} s")
         try:
-            hello = self._exchange(b"", time.monotonic() + START_SECONDS, late, START_SECONDS)
+            hello = self._exchange([], time.monotonic() + START_SECONDS, late, START_SECONDS)
         except JobFailed as exc:
+            if exc.kind == "start":
+                raise
             raise JobFailed("start", f"could not start a worker: {exc}") from None
         if hello != {"ready": True}:
             error = hello.get("error") if isinstance(hello, dict) else None
             raise JobFailed("start", f"could not start a worker: {str(error)[:300]}")
         self.ready = True
 
-    def _exchange(self, request: bytes, deadline: float, late: JobFailed, cpu: float) -> Any:
-        """Send ``request`` and read one answer (JSON), both before ``deadline`` (else kill
-        the worker and raise ``late``)."""
+    def _exchange(self, parts: list[bytes], deadline: float, late: JobFailed, cpu: float) -> Any:
+        """Send ``parts`` and read one answer (JSON), both before ``deadline`` (else kill the
+        worker and raise ``late``)."""
         proc = self._process()
         assert proc.stdin is not None and proc.stdout is not None
         out, into = proc.stdin.fileno(), proc.stdout.fileno()
-        pending = memoryview(request)
+        unsent = [memoryview(part) for part in parts if part]
         poller = select.poll()
         poller.register(into, select.POLLIN)
-        if pending:
+        if unsent:
             poller.register(out, select.POLLOUT)
         got = bytearray()
         size: int | None = None
@@ -207,10 +224,12 @@ class _Worker:
                 if fd == out:
                     with contextlib.suppress(BlockingIOError):
                         try:
-                            pending = pending[os.write(out, pending[:_CHUNK]) :]
+                            unsent[0] = unsent[0][os.write(out, unsent[0][:_CHUNK]) :]
                         except BrokenPipeError:  # it died: its end of file says how
-                            pending = pending[:0]
-                        if not pending:
+                            unsent.clear()
+                        if unsent and not unsent[0]:
+                            unsent.pop(0)
+                        if not unsent:
                             poller.unregister(out)
                     continue
                 want = HEADER.size - len(got) if size is None else HEADER.size + size - len(got)
@@ -298,18 +317,22 @@ class Pool:
         """Run job ``name`` on ``args`` within ``seconds`` of wall clock and ``cpu`` seconds of
         CPU (default: ``seconds``); its JSON answer, or ``JobFailed``. A worker that never got
         ready (killed while it started) is replaced once before the job fails."""
-        for attempt in (1, 2):
-            worker = self._acquire()
-            try:
-                return worker.run(name, args, seconds, seconds if cpu is None else cpu)
-            except JobFailed as exc:
-                if exc.kind != "start" or attempt == 2:
-                    raise
-            finally:
-                with self._changed:
-                    self._idle.append(self._start() if worker.dead else worker)
-                    self._changed.notify()
-        raise AssertionError("unreachable")
+        cpu = seconds if cpu is None else cpu
+        try:
+            return self._run_once(name, args, seconds, cpu)
+        except JobFailed as exc:
+            if exc.kind != "start":
+                raise
+        return self._run_once(name, args, seconds, cpu)
+
+    def _run_once(self, name: str, args: tuple[Any, ...], seconds: float, cpu: float) -> Any:
+        worker = self._acquire()
+        try:
+            return worker.run(name, args, seconds, cpu)
+        finally:
+            with self._changed:
+                self._idle.append(self._start() if worker.dead else worker)
+                self._changed.notify()
 
     def _acquire(self) -> _Worker:
         with self._changed:

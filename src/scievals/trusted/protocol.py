@@ -1,10 +1,12 @@
 """What the harness and a trusted worker say to each other, and the bounds on it.
 
 Each message is a frame: an 8-byte big-endian length, then that many bytes. Harness to worker:
-a pickled ``(job name, arguments, CPU seconds)`` (the harness is trusted). Worker to harness:
-JSON only, never pickle, at most ``MAX_ANSWER_BYTES``, checked before it is read: first
-``{"ready": true}`` (or ``{"ready": false, "error": ...}``) once its imports are done, then per
-job ``{"ok": result}`` or ``{"failed": "memory" | "answer" | "error", "message": ...}``.
+a pickled ``(job name, arguments, CPU seconds, positions of raw arguments)`` (the harness is
+trusted), then each ``bytes`` argument as a raw frame of its own (``pool.request``), so a
+records file is not copied through pickle. Worker to harness: JSON only, never pickle, at most
+``MAX_ANSWER_BYTES``, checked before it is read: first ``{"ready": true}`` (or ``{"ready":
+false, "error": ...}``) once its imports are done, then per job ``{"ok": result}`` or
+``{"failed": "memory" | "answer" | "error", "message": ...}``.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def read_exact(fd: int, size: int) -> bytes | None:
+def read_exact(fd: int, size: int) -> bytearray | None:
     """Exactly ``size`` bytes from a blocking ``fd``, or None at end of file."""
-    chunks = bytearray()
-    while len(chunks) < size:
-        chunk = os.read(fd, min(size - len(chunks), 1 << 20))
-        if not chunk:
+    buffer = bytearray(size)
+    view, got = memoryview(buffer), 0
+    while got < size:
+        count = os.readv(fd, [view[got:]])
+        if not count:
             return None
-        chunks += chunk
-    return bytes(chunks)
+        got += count
+    return buffer

@@ -76,6 +76,12 @@ def _run(jobs: dict[str, Callable[..., Any]], name: Any, args: Any) -> bytes:
     return body
 
 
+def _frame() -> bytearray | None:
+    """The next frame from the harness, or None when its end of the pipe closed."""
+    header = read_exact(0, HEADER.size)
+    return None if header is None else read_exact(0, HEADER.unpack(header)[0])
+
+
 def main() -> None:
     _die_with(int(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness decides what an interrupt stops
@@ -89,14 +95,15 @@ def main() -> None:
         write_all(answers, frame(_answer({"ready": False, "error": f"{exc!r}"[:500]})))
         return
     write_all(answers, frame(_answer({"ready": True})))
-    while True:
-        header = read_exact(0, HEADER.size)
-        body = header and read_exact(0, HEADER.unpack(header)[0])
-        if body is None:
-            return
-        name, args, cpu = pickle.loads(
+    while (body := _frame()) is not None:
+        name, args, cpu, raw = pickle.loads(
             body
         )  # inspect-evals-lint: ignore[host_code_execution] -- the harness's own request (job name, arguments), never model output
+        args = list(args)
+        for index in raw:
+            args[index] = _frame()
+            if args[index] is None:
+                return
         _limit_cpu(cpu)
         answer = _run(jobs, name, args)
         write_all(answers, frame(answer))
