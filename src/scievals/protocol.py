@@ -12,6 +12,9 @@ from typing import Any
 # Keys every benchmark fills in (None where a key does not apply), in the order reports show them.
 PROTOCOL_KEYS = (
     "benchmark",  # "scicode" | "scibench"
+    "preset",  # the published setup the run was built from (scievals.presets), or None
+    "preset_fields",  # every field that preset sets, generation settings included
+    "overridden",  # {parameter: value} the user gave over the preset's, or None
     "dataset",  # scicode: "original" | "verified" ; scibench: None
     "data_version",  # e.g. "scicode-69a8cfc" | "main" | "old"
     "split",  # scicode: test|dev|all ; scibench: textbook|multimodal|exam

@@ -30,11 +30,13 @@ from inspect_ai.solver import Solver
 
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
+from scievals.presets import presettable
 from scievals.sandbox.environments import sandbox_spec
 from scievals.scibench import prompts
 from scievals.scibench.config import TOOL_SETTINGS, SciBenchConfig
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.metrics import scibench_epochs
+from scievals.scibench.presets import PRESETS
 from scievals.scibench.reference import reference_reply
 from scievals.scibench.scorer import scorers
 from scievals.scibench.solver import official_generate, run_python, run_wolfram, zero_cot
@@ -139,6 +141,7 @@ def _check_wolfram() -> None:
 
 
 @task
+@presettable(PRESETS)
 def scibench(
     version: str = "main",
     books: str | list[str] | None = None,
@@ -170,6 +173,8 @@ def scibench(
         abs_tol: absolute tolerance of the robust scorer (0 gold needs an exact 0 when 0).
         exam_file: the exam JSON file (subset=exam).
         grader: the grader model for the exam rubric (subset=exam).
+        preset: a published setup by name, setting every field above it names (docs/presets.md);
+            the parameters given win over it and are recorded as overridden.
     """
     with prerequisite():
         config = SciBenchConfig.from_params(

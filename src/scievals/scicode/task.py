@@ -20,6 +20,7 @@ from inspect_ai.solver import Solver
 
 from scievals.artifacts import ArtifactError
 from scievals.prerequisite import prerequisite
+from scievals.presets import presettable
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
@@ -35,6 +36,7 @@ from scievals.scicode.data import verified
 from scievals.scicode.data.dataset import DATA_VERSION, Dataset, Problem, Split, StepCount, samples
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import scicode_epochs
+from scievals.scicode.presets import PRESETS
 from scievals.scicode.scorer import scicode_scorer
 from scievals.scicode.solver import chat_solver, single_turn_solver
 
@@ -42,6 +44,7 @@ logger = logging.getLogger(__name__)
 
 
 @task
+@presettable(PRESETS)
 def scicode(
     split: Split = "test",
     provide_scientific_background: bool = False,
@@ -85,6 +88,8 @@ def scicode(
         runtimes: scoring runtimes tried in order, a step passing if any passes (``2024``
             default; ``2024,2025`` for Verified).
         all_runtimes: grade every step in every runtime (default: only what earlier ones failed).
+        preset: a published setup by name, setting every field above it names (docs/presets.md);
+            the parameters given win over it and are recorded as overridden.
     """
     with prerequisite():
         config = SciCodeConfig.from_params(

@@ -1,0 +1,96 @@
+"""SciCode's published setups (``preset=NAME``), each field as its source gives it.
+
+Sources and every assumption, field by field: ``docs/presets.md`` (shared/specs/protocols.md,
+scicode.md). Where a source is silent, the value is the original harness's and the docs say so.
+"""
+
+from __future__ import annotations
+
+from scievals.presets import Preset
+
+_ORIGINAL_HARNESS = {
+    "dataset": "original",
+    "prompt_protocol": "single_turn",
+    "previous_steps": "model",
+    "extraction": "original",
+    "timeout": 1800,
+    "step_count": "official",
+    "runtimes": "2024",
+}
+_PAPER = {**_ORIGINAL_HARNESS, "split": "test", "provide_scientific_background": False}
+_ALL_WITH_BACKGROUND = {**_ORIGINAL_HARNESS, "split": "all", "provide_scientific_background": True}
+
+PRESETS = (
+    Preset(
+        "paper",
+        "the SciCode paper and leaderboard, without background: 65 test problems, 288 steps",
+        _PAPER,
+        temperature=0.0,
+        epochs=1,
+        sources=("SciCode paper", "SciCode harness"),
+    ),
+    Preset(
+        "paper_background",
+        "the SciCode paper, with background: 65 test problems, 288 steps",
+        {**_PAPER, "provide_scientific_background": True},
+        temperature=0.0,
+        epochs=1,
+        sources=("SciCode paper", "SciCode harness"),
+    ),
+    Preset(
+        "inspect_evals",
+        "inspect_evals' scicode with include_dev_set: 80 problems, 341 steps, chat, 300 s",
+        {
+            "dataset": "original",
+            "split": "all",
+            "provide_scientific_background": False,
+            "prompt_protocol": "chat",
+            "previous_steps": "model",
+            "extraction": "inspect",
+            "timeout": 300,
+            "step_count": "inspect_evals",
+            "runtimes": "2025",
+        },
+        epochs=1,
+        sources=("inspect_evals",),
+    ),
+    Preset(
+        "verified",
+        "SciCode-Verified's canonical protocol: 64 problems, 287 steps, 2024+2025, 1,800 s",
+        {
+            **_ORIGINAL_HARNESS,
+            "dataset": "verified",
+            "split": "test",
+            "provide_scientific_background": False,
+            "step_count": "verified",
+            "runtimes": "2024,2025",
+        },
+        temperature=0.0,
+        epochs=1,
+        sources=("SciCode-Verified",),
+    ),
+    Preset(
+        "artificial_analysis",
+        "Artificial Analysis, non-reasoning models: dev and test (80, 338), background, repeats",
+        _ALL_WITH_BACKGROUND,
+        temperature=0.0,
+        epochs=3,
+        sources=("Artificial Analysis", "NeMo-Skills"),
+    ),
+    Preset(
+        "artificial_analysis_reasoning",
+        "Artificial Analysis, reasoning models: as artificial_analysis at temperature 0.6",
+        _ALL_WITH_BACKGROUND,
+        temperature=0.6,
+        epochs=3,
+        sources=("Artificial Analysis", "NeMo-Skills"),
+    ),
+    Preset(
+        "nemo",
+        "NeMo-Skills' test_aai: 80 problems, 338 steps, background, 30 s, 16 samples",
+        {**_ALL_WITH_BACKGROUND, "timeout": 30},
+        temperature=0.6,
+        epochs=16,
+        sources=("NeMo-Skills",),
+    ),
+)
