@@ -11,6 +11,13 @@ from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import ErrorDetails
 
+from scievals.agents.limits import (
+    DEFAULT_MESSAGES,
+    DEFAULT_TIME,
+    DEFAULT_TOOL_CALLS,
+    DEFAULT_TOOL_TIMEOUT,
+    AgentLimits,
+)
 from scievals.inputs import InputError, not_one_of
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
 from scievals.scicode.data.dataset import (
@@ -31,7 +38,7 @@ VERIFIED_RUNTIMES = ("2024", "2025")
 if TYPE_CHECKING:
     from scievals.sandbox.provider import ScievalsSandboxConfig
 
-PromptProtocol = Literal["single_turn", "chat"]
+PromptProtocol = Literal["single_turn", "chat", "whole_problem"]
 PreviousSteps = Literal["model", "gold"]
 Extraction = Literal["inspect", "original"]
 TargetsChoice = Literal["auto", "official", "regenerated"]
@@ -61,6 +68,14 @@ class SciCodeConfig(BaseModel):
     all_runtimes: bool = False
     """Grade every step in every runtime (default: a runtime sees only what the ones before it
     failed)."""
+    agent: str | None = None
+    """The agent answering each step (``react``, a registered Inspect agent, ``FILE.py@NAME``);
+    None: one model call per step, as the published protocols."""
+    agent_message_limit: int | None = Field(default=DEFAULT_MESSAGES, ge=0)
+    agent_token_limit: int | None = Field(default=None, ge=0)
+    agent_tool_call_limit: int | None = Field(default=DEFAULT_TOOL_CALLS, ge=0)
+    agent_tool_timeout: int = Field(default=DEFAULT_TOOL_TIMEOUT, gt=0)
+    agent_time_limit: int | None = Field(default=DEFAULT_TIME, ge=0)
 
     @classmethod
     def from_params(cls, **params: Any) -> SciCodeConfig:
@@ -87,6 +102,15 @@ class SciCodeConfig(BaseModel):
         if self.targets == "regenerated" and self.split != "dev":
             raise InputError("targets=regenerated exists for the dev split only (test has no gold)")
         check_choice(self.dataset, self.split, self.steps_convention)
+        if self.whole_problem and self.gold_previous:
+            raise InputError(
+                "prompt_protocol=whole_problem asks every step at once: no previous steps"
+            )
+        if self.agent and self.prompt_protocol == "chat":
+            raise InputError(
+                "an agent answers each step from its single-turn prompt (as HAL's agents do): use "
+                "prompt_protocol=single_turn or whole_problem"
+            )
         return self
 
     @property
@@ -116,9 +140,32 @@ class SciCodeConfig(BaseModel):
         return self.previous_steps == "gold"
 
     @property
+    def whole_problem(self) -> bool:
+        """One prompt with every step, one answer with every function, graded on the last step
+        (HAL's ``scicode_hard``); each step's verdict is reported too."""
+        return self.prompt_protocol == "whole_problem"
+
+    @property
+    def agent_limits(self) -> AgentLimits | None:
+        """What each agent step may use (None without an agent)."""
+        if self.agent is None:
+            return None
+        return AgentLimits.from_params(
+            message_limit=self.agent_message_limit,
+            token_limit=self.agent_token_limit,
+            tool_call_limit=self.agent_tool_call_limit,
+            tool_timeout=self.agent_tool_timeout,
+            time_limit=self.agent_time_limit,
+        )
+
+    @property
     def prompt(self) -> str:
-        """The protocol record's ``prompt`` entry."""
-        return self.prompt_protocol + (" + gold previous steps" if self.gold_previous else "")
+        """The protocol record's ``prompt`` entry (an agent adds its own system prompt)."""
+        return (
+            self.prompt_protocol
+            + (" + gold previous steps" if self.gold_previous else "")
+            + (" + agent" if self.agent else "")
+        )
 
 
 def _problem(error: ErrorDetails) -> str:

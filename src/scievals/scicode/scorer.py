@@ -18,16 +18,25 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox
 
+from scievals.agents.step import AGENT_STORE_KEY, summary, unanswered
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
 from scievals.sandbox.runtime import runtime_environment
-from scievals.scicode.config import PreviousSteps, SciCodeConfig, TargetsChoice, sandbox_config
+from scievals.scicode.config import (
+    Extraction,
+    PreviousSteps,
+    PromptProtocol,
+    SciCodeConfig,
+    TargetsChoice,
+    sandbox_config,
+)
 from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.grading.runner import StepVerdict, grade_step
 from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.metrics import METRICS
-from scievals.scicode.solver import STORE_KEY
+from scievals.scicode.solver import STORE_KEY, extract
+from scievals.scicode.whole import last_step, whole_score, whole_verdicts
 
 TargetLookup = Callable[[Step], list[Any]]
 
@@ -87,6 +96,44 @@ async def score_problem(
     return summarize(list(verdicts))
 
 
+async def grade_answers(
+    run: Callable[..., Any],
+    envs: dict[str, Any],
+    state: TaskState,
+    problem: Problem,
+    config: SciCodeConfig,
+) -> Score:
+    """The problem's score from the answers the solver kept (``run`` is ``score_problem`` with
+    the answers bound): per step, or one whole answer (``whole_problem``; a foreign ``--solver``
+    leaves its answer as its output). A step an agent's limit ended has no answer: it is not
+    run and fails with the limit's message. The agent's figures go into the metadata."""
+    stopped = unanswered(state.store)
+    if config.whole_problem:
+        last = last_step(problem)
+        answer = state.store.get(STORE_KEY, {}).get("codes", {}).get(last.step_id)
+        if answer is None:
+            answer = extract(state.output.completion, last.function_header, config.extraction)
+        grade = partial(run, envs)
+        verdicts = await whole_verdicts(grade, problem, answer, stopped.get(last.step_id))
+        score = whole_score(summarize(verdicts), problem)
+    elif stopped:
+        asked = {s.step_id for s in problem.scored_steps} - set(stopped)
+        graded = await run(envs, only=asked)
+        by_step = {v["step"]: StepVerdict(**v) for v in (graded.metadata or {})["steps"]}
+        score = summarize(
+            [
+                by_step.get(s.step_id) or StepVerdict(s.step_id, False, "limit", stopped[s.step_id])
+                for s in problem.scored_steps
+            ]
+        )
+    else:
+        score = await run(envs)
+    records = state.store.get(AGENT_STORE_KEY)
+    if records:
+        score.metadata = {**(score.metadata or {}), "agent": summary(records)}
+    return score
+
+
 def _runtime_environments(names: tuple[str, ...]) -> dict[str, Any]:
     """The sample's environment for each runtime; a missing one is a setup error that names
     what the sandbox configuration lacks."""
@@ -116,8 +163,11 @@ def scicode_scorer(
     step_count: StepCount | None = None,
     runtimes: list[str] | None = None,
     all_runtimes: bool = False,
+    prompt_protocol: PromptProtocol = "single_turn",
+    extraction: Extraction = "inspect",
 ) -> Scorer:
-    """Runs each step against its targets; value is ``{step: 1.0|0.0}``, reasons in metadata.
+    """Runs each step against its targets; value is ``{step: 1.0|0.0}``, reasons in metadata
+    (``whole_problem``: the last step's only, every step's in metadata).
 
     Parameters are the task's of the same names. Each runtime is the sample's sandbox
     environment ``runtime_environment`` names. Re-scoring a log outside its eval (no sample
@@ -134,6 +184,8 @@ def scicode_scorer(
         step_count=step_count,
         runtimes=tuple(runtimes) if runtimes else None,
         all_runtimes=all_runtimes,
+        prompt_protocol=prompt_protocol,
+        extraction=extraction,
     )
     names = config.runtime_names
     target_source = TargetSource(config.split, config.targets, config.h5, config.dataset)
@@ -169,6 +221,7 @@ def scicode_scorer(
             cache=cache,
             all_runtimes=config.all_runtimes,
         )
+        grade = partial(grade_answers, run, state=state, problem=problem, config=config)
         try:
             envs = _runtime_environments(names)
         except ProcessLookupError:  # re-scoring a log: its samples have no sandbox now
@@ -176,7 +229,7 @@ def scicode_scorer(
 
             limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
             async with environments("scievals", names, **limits) as own:
-                return await run(own)
-        return await run(envs)
+                return await grade(own)
+        return await grade(envs)
 
     return score

@@ -1,8 +1,10 @@
-"""Asking the model for each step of a problem, in order: single-turn (official) or chat.
+"""Asking the model for each step of a problem, in order: single-turn (official) or chat; or
+for the whole problem at once (``whole_problem``, HAL's ``scicode_hard``).
 
-Both solvers walk the steps the same way (pre-supplied steps get their official code, every other
-step one generation whose code is extracted and kept for the next steps and the scorer); they
-differ only in the messages a step is asked with.
+Both step solvers walk the steps the same way (pre-supplied steps get their official code, every
+other step one generation whose code is extracted and kept for the next steps and the scorer);
+they differ only in the messages a step is asked with. The agentic solvers (``agent.py``) walk
+them the same way too, an agent answering where these call the model once.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from scievals.scicode.prompts import (
     single_turn_prompt,
 )
 from scievals.scicode.reference import gold_reply
+from scievals.scicode.whole import last_step, whole_gold_reply, whole_prompt
 
 STORE_KEY = "scicode"
 """``state.store[STORE_KEY]``: ``{"completions": {step: raw reply}, "codes": {step: code}}``."""
@@ -43,7 +46,7 @@ def extract(completion: str, function_header: str, extraction: Extraction) -> st
     return extract_code(completion, function_header)
 
 
-async def _solve_steps(
+async def solve_steps(
     state: TaskState,
     problem: Problem,
     extraction: Extraction,
@@ -99,7 +102,7 @@ def single_turn_solver(
             asked[:] = [ChatMessageUser(content=prompt)]
             return await model.generate(asked)
 
-        await _solve_steps(state, problem, extraction, ask, supplied=lambda step: None)
+        await solve_steps(state, problem, extraction, ask, supplied=lambda step: None)
         if asked:
             state.messages = [*asked, state.output.message]
         return state
@@ -142,8 +145,45 @@ def chat_solver(
             code = f"```python\n{step.presupplied_code}\n```"
             conversation.extend([user(step), ChatMessageAssistant(content=code)])
 
-        await _solve_steps(state, problem, extraction, ask, supplied)
+        await solve_steps(state, problem, extraction, ask, supplied)
         state.messages = conversation
+        return state
+
+    return solve
+
+
+def keep_whole(state: TaskState, problem: Problem, completion: str, extraction: Extraction) -> None:
+    """Keep the one answer of a whole problem, as the scorer reads it: under its last step."""
+    step = last_step(problem)
+    code = extract(completion, step.function_header, extraction)
+    state.store.set(
+        STORE_KEY, {"completions": {step.step_id: completion}, "codes": {step.step_id: code}}
+    )
+
+
+@solver
+def whole_problem_solver(
+    split: Split = "test",
+    source: str = "package",
+    provide_scientific_background: bool = False,
+    extraction: Extraction = "inspect",
+    dataset: Dataset = "original",
+    step_count: StepCount | None = None,
+) -> Solver:
+    """HAL's ``scicode_hard`` zero-shot: one call with every step, its answer holding every
+    function."""
+    problems = _problems(split, source, dataset, step_count)
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        problem = problems[state.metadata["problem_id"]]
+        asked: list[ChatMessage] = [
+            ChatMessageUser(content=whole_prompt(problem, provide_scientific_background))
+        ]
+        state.store.set(REPLY_KEY, whole_gold_reply(problem))
+        state.output = await get_model().generate(asked)
+        state.store.delete(REPLY_KEY)
+        keep_whole(state, problem, state.output.completion, extraction)
+        state.messages = [*asked, state.output.message]
         return state
 
     return solve

@@ -16,14 +16,24 @@ from typing import Any
 
 import click
 from inspect_ai import Epochs, Task, task
+from inspect_ai.dataset import MemoryDataset
 from inspect_ai.solver import Solver
 
+from scievals.agents.environment import agent_sandbox_spec
+from scievals.agents.limits import (
+    DEFAULT_MESSAGES,
+    DEFAULT_TIME,
+    DEFAULT_TOOL_CALLS,
+    DEFAULT_TOOL_TIMEOUT,
+)
+from scievals.agents.resolve import REACT, agent_spec
 from scievals.artifacts import ArtifactError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
+from scievals.scicode.agent import agent_solver
 from scievals.scicode.config import (
     Extraction,
     PreviousSteps,
@@ -38,7 +48,8 @@ from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.presets import PRESETS
 from scievals.scicode.scorer import scicode_scorer
-from scievals.scicode.solver import chat_solver, single_turn_solver
+from scievals.scicode.solver import chat_solver, single_turn_solver, whole_problem_solver
+from scievals.scicode.whole import whole_prompt
 
 logger = logging.getLogger(__name__)
 
@@ -61,13 +72,21 @@ def scicode(
     step_count: StepCount | None = None,
     runtimes: str | list[str] | None = None,
     all_runtimes: bool = False,
+    agent: str | None = None,
+    agent_message_limit: int | None = DEFAULT_MESSAGES,
+    agent_token_limit: int | None = None,
+    agent_tool_call_limit: int | None = DEFAULT_TOOL_CALLS,
+    agent_tool_timeout: int = DEFAULT_TOOL_TIMEOUT,
+    agent_time_limit: int | None = DEFAULT_TIME,
 ) -> Task:
     """SciCode: research-coding problems, each step's code run against scientists' tests.
 
     Args:
         split: ``test`` (65 problems, 288 scored steps), ``dev`` (15, 50) or ``all`` (80, 338).
         provide_scientific_background: show each step's background (paper's "with background").
-        prompt_protocol: ``single_turn`` (official templates) or ``chat`` (inspect_evals).
+        prompt_protocol: ``single_turn`` (official templates), ``chat`` (inspect_evals) or
+            ``whole_problem`` (one prompt with every step, graded on the last: HAL's
+            ``scicode_hard``).
         previous_steps: earlier steps carry the model's own code (``model``) or gold (``gold``, dev).
         extraction: ``inspect`` (inspect_evals 3-A rules) or ``original`` (first python block).
         timeout: seconds per step program and runtime (default 300 as inspect_evals, 1800 for
@@ -107,11 +126,19 @@ def scicode(
             targets=targets,
             source=source,
             sandbox=sandbox,
+            agent=agent,
+            agent_message_limit=agent_message_limit,
+            agent_token_limit=agent_token_limit,
+            agent_tool_call_limit=agent_tool_call_limit,
+            agent_tool_timeout=agent_tool_timeout,
+            agent_time_limit=agent_time_limit,
         )
+        if config.agent:
+            agent_spec(config.agent)  # a name that is no agent stops the build here
         problems = config.problems()
         target_source = _target_source(config)
     return Task(
-        dataset=samples(problems, "scicode-verified" if config.verified else "scicode"),
+        dataset=_samples(problems, config),
         solver=_solver(config),
         scorer=scicode_scorer(
             split=config.split,
@@ -124,6 +151,8 @@ def scicode(
             step_count=config.step_count,
             runtimes=list(config.runtime_names),
             all_runtimes=config.all_runtimes,
+            prompt_protocol=config.prompt_protocol,
+            extraction=config.extraction,
         ),
         sandbox=_sandbox_spec(config),
         epochs=Epochs(1, scicode_epochs()),
@@ -181,7 +210,42 @@ def scicode_verified(**params: Any) -> Task:
     return scicode(**{"dataset": "verified", **params})
 
 
+def _samples(problems: tuple[Problem, ...], config: SciCodeConfig) -> MemoryDataset:
+    """One sample per problem; with ``whole_problem`` its input is the prompt, so that any
+    ``--solver`` answers it (its output is graded)."""
+    dataset = samples(problems, "scicode-verified" if config.verified else "scicode")
+    if config.whole_problem:
+        by_id = {p.problem_id: p for p in problems}
+        for sample in dataset:
+            problem = by_id[str(sample.id)]
+            sample.input = whole_prompt(problem, config.provide_scientific_background)
+    return dataset
+
+
 def _solver(config: SciCodeConfig) -> Solver:
+    limits = config.agent_limits
+    if config.agent and limits:
+        return agent_solver(
+            agent=config.agent,
+            limits=limits.record(),
+            split=config.split,
+            source=config.source,
+            provide_scientific_background=config.provide_scientific_background,
+            previous_steps=config.previous_steps,
+            extraction=config.extraction,
+            dataset=config.dataset,
+            step_count=config.step_count,
+            whole_problem=config.whole_problem,
+        )
+    if config.whole_problem:
+        return whole_problem_solver(
+            split=config.split,
+            source=config.source,
+            provide_scientific_background=config.provide_scientific_background,
+            extraction=config.extraction,
+            dataset=config.dataset,
+            step_count=config.step_count,
+        )
     if config.prompt_protocol == "chat":
         return chat_solver(
             split=config.split,
@@ -206,7 +270,8 @@ def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConf
     if config.sandbox != "scievals":  # a bare docker: our compose file for these runtimes
         from scievals.sandbox.environments import sandbox_spec
 
-        return sandbox_spec(config.sandbox, config.runtime_names)
+        spec = sandbox_spec(config.sandbox, config.runtime_names)
+        return agent_sandbox_spec(config.sandbox, spec) if config.agent else spec
     return config.sandbox, sandbox_config(config.step_timeout, config.runtime_names)
 
 
@@ -218,15 +283,33 @@ def _protocol(config: SciCodeConfig, problems: tuple[Problem, ...], targets: str
         dataset=config.dataset,
         data_version=f"{version}; targets: {targets}",
         split=config.split,
-        steps_counted=sum(len(p.scored_steps) for p in problems),
+        steps_counted=len(problems)
+        if config.whole_problem
+        else sum(len(p.scored_steps) for p in problems),
         step_count=convention,
         background=config.provide_scientific_background,
         prompt=config.prompt,
         scorer=f"sandboxed records; extraction={config.extraction}; {PRESUPPLIED[convention]}"
-        + ("; a step passes if any runtime passes" if len(config.runtime_names) > 1 else ""),
+        + ("; a step passes if any runtime passes" if len(config.runtime_names) > 1 else "")
+        + (f"; {WHOLE_PROBLEM}" if config.whole_problem else ""),
         timeout=config.step_timeout,
+        agent=_agent_label(config.agent),
+        agent_limits=limits.record() if (limits := config.agent_limits) else None,
         **protocol_fields(config.sandbox, config.runtime_names),
     )
+
+
+WHOLE_PROBLEM = (
+    "whole problem: one answer, a problem solved when its last step passes (HAL's "
+    "scicode_hard); every step's verdict in the metadata"
+)
+
+
+def _agent_label(agent: str | None) -> str | None:
+    """The protocol record's ``agent``: what answers each step, and with which tools."""
+    if agent is None:
+        return None
+    return "react: python, bash, submit" if agent == REACT else agent
 
 
 PRESUPPLIED = {

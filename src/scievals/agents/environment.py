@@ -1,0 +1,71 @@
+"""Where an agent's tools run: never where its answer is graded.
+
+Grading must see nothing the agent left (files, ``sitecustomize.py``, modules on the path,
+processes). In our sandbox every tool call and every step program already gets its own process
+tree (a pid namespace killed when it ends) and its own ``/tmp``, and each step program a fresh
+sample directory; so the agent may use the sample's default environment, whose directory no
+step program sees. Docker gives a sample one container that its step programs share, so an
+agent there gets a container of its own: the service ``agent`` of our compose file, a copy of
+the first runtime's with its own working volume. Any other provider must offer an ``agent``
+environment itself, or the run stops at its first sample saying so.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from inspect_ai.util import sandbox
+
+from scievals.inputs import InputError
+from scievals.paths import cache_dir
+from scievals.sandbox.provider import ScievalsSandbox
+
+AGENT_ENVIRONMENT = "agent"
+AGENT_VOLUME = "work-agent"
+
+
+def agent_sandbox() -> str | None:
+    """The environment the current sample's agent works in (None: the sample's default)."""
+    try:
+        sandbox(AGENT_ENVIRONMENT)
+        return AGENT_ENVIRONMENT
+    except ValueError:
+        pass
+    if isinstance(sandbox(), ScievalsSandbox):
+        return None
+    raise InputError(
+        "an agent needs an environment apart from the one its answers are graded in: use "
+        "sandbox=scievals or sandbox=docker (a container of its own), or give the sandbox's "
+        f"configuration a service named {AGENT_ENVIRONMENT!r}"
+    )
+
+
+def with_agent_service(compose: Path) -> Path:
+    """``compose`` with the service ``agent`` added: the default service's settings (image,
+    no network, limits, user, read-only root) and a working volume of its own."""
+    data: dict[str, Any] = yaml.safe_load(compose.read_text())
+    agent = copy.deepcopy(data["services"]["default"])
+    mounts = [str(volume).partition(":")[2] for volume in agent.get("volumes", [])]
+    agent["volumes"] = [f"{AGENT_VOLUME}:{mount}" for mount in mounts if mount]
+    data["services"][AGENT_ENVIRONMENT] = agent
+    data.setdefault("volumes", {})[AGENT_VOLUME] = {}
+    text = "# written by scievals.agents.environment: " + compose.name + " and an agent service\n"
+    text += yaml.safe_dump(data, sort_keys=False)
+    path = cache_dir("docker") / f"agent-{compose.name}"
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
+
+
+def agent_sandbox_spec(sandbox: str, spec: str | tuple[str, Any]) -> str | tuple[str, Any]:
+    """The task's sandbox ``spec`` (from its parameter ``sandbox``) for an agentic run: a bare
+    ``docker`` (our compose file) gains the agent's service; other specs are kept (ours needs
+    none, the others are checked at each sample)."""
+    if sandbox == "docker" and isinstance(spec, tuple):
+        return "docker", str(with_agent_service(Path(spec[1])))
+    return spec
