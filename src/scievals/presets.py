@@ -60,7 +60,7 @@ class Preset:
         return task
 
 
-def _text(value: Any) -> str:
+def spelled(value: Any) -> str:
     """A parameter as the command line spells it: ``2024,2025`` and ``["2024", "2025"]`` agree,
     as do ``1800`` and ``"1800"``, ``True`` and ``"true"``."""
     if isinstance(value, list | tuple):
@@ -73,7 +73,7 @@ def overrides(preset: Preset, given: Mapping[str, Any]) -> dict[str, Any]:
     return {
         name: value
         for name, value in given.items()
-        if name in preset.fields and _text(value) != _text(preset.fields[name])
+        if name in preset.fields and spelled(value) != spelled(preset.fields[name])
     }
 
 
