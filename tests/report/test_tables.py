@@ -76,11 +76,14 @@ def test_scicode_results_put_scores_first(sections: dict[str, Section]) -> None:
         "model",
         "main problems %",
         "problems solved",
+        "main problems pass@k %",
         "subproblems (steps) %",
         "steps passed",
+        "subproblems (steps) pass@k %",
         DIFFERS,
     ]
     r1 = row(t, "r1")
+    assert r1["main problems pass@k %"] == "-"  # one epoch: pass@1 only
     assert r1[DIFFERS] == "background no; sandbox local; epochs 1"
     # main: 2 of 4 solved (1, 10); exact interval [6.8, 93.2]
     assert (r1["main problems %"], r1["problems solved"]) == ("50.0 [6.8, 93.2]", "2/4")
@@ -96,6 +99,10 @@ def test_scicode_results_put_scores_first(sections: dict[str, Section]) -> None:
     # steps: 1 passed 3 of 4, 10: 2 of 2, 2: 2 of 6, 77: 0 of 4
     assert r2["subproblems (steps) %"] == pct([3, 2, 2, 0], [4, 2, 6, 4])
     assert r2["steps passed"] == "3.5/8"
+    # pass@2 (Chen et al.): problem 1 solved in 1 of 2 epochs and 10 in both: 1 - C(2-c, 2)/C(2, 2)
+    # is 1 for both, 0 for 2 and 77; steps 1.1, 1.2, 10.1, 2.1 pass in at least one epoch
+    assert r2["main problems pass@k %"] == cp(2, 4)
+    assert r2["subproblems (steps) pass@k %"] == pct([2, 1, 1, 0], [2, 1, 3, 2])
 
     r3 = row(t, "r3")
     assert (r3["main problems %"], r3["problems solved"]) == (cp(2, 4), "2/4")

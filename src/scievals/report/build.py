@@ -38,6 +38,12 @@ INTERVAL_NOTE = (
     "95% intervals: exact (Clopper-Pearson) over problems; steps and epochs of one problem are "
     "one cluster (effective sample size, kept wide at 0% and 100%). See docs/statistics.md."
 )
+PASS_AT_NOTE = (
+    "pass@k: per unit, the unbiased estimator of Chen et al. (2021), 1 - C(N-c, k)/C(N, k) for c "
+    "of N epochs passed (Inspect's pass_at), averaged over units; its 95% interval by the same "
+    "rule, each problem one cluster."
+)
+REPEATED_NOTE = "With several epochs (N), % is pass@1 averaged over the N, and pass@k is pass@N. "
 COUNT_LABELS = {"main": "problems solved", "sub": "steps passed"}
 DIFFERS = "protocol where rows differ"
 
@@ -145,14 +151,29 @@ def _worth(benchmark: str, runs: Sequence[Run]) -> list[str]:
     return [f"{', '.join(names)}: {line}." for line, names in groups.items()]
 
 
+def pass_at_label(metric: str) -> str:
+    return f"{oc.metric_label(metric)} pass@k %"
+
+
+def pass_at_cell(run: Run, metric: str, k: int | None = None) -> Pct | None:
+    """pass@k of one run and metric with its interval (k: the run's epochs); None at one epoch."""
+    k = k or run.epochs
+    if k < 2 or k > oc.max_k(run):
+        return None
+    return _pct(estimate(oc.pass_at_outcomes(run, metric, k)))
+
+
 def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
     """Scores first: one row per run (model x protocol), each headline metric with its interval
-    and count, then the protocol fields in which the rows differ (the rest in a note)."""
+    and count (pass@1), pass@k beside it when a run has several epochs, then the protocol fields
+    in which the rows differ (the rest in a note)."""
     metrics = headline_metrics(runs)
     differ = differing(runs)
+    repeated = any(run.epochs > 1 for run in runs)
     columns = ["run", "model"]
     for m in metrics:
         columns += [f"{oc.metric_label(m)} %", count_label(m)]
+        columns += [pass_at_label(m)] if repeated else []
     if benchmark == "scibench":
         columns += [f"{m} no answer" for m in metrics]
     if differ:
@@ -166,6 +187,7 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
         ests = {m: estimate(oc.outcomes_for(run, m)) for m in oc.metrics_of(run)}
         for m in metrics:
             row += [_pct(ests.get(m)), k_of_n(ests.get(m))]
+            row += [pass_at_cell(run, m) if m in ests else None] if repeated else []
         if benchmark == "scibench":
             row += [oc.scibench_unextracted(run, m) if m in ests else None for m in metrics]
         if differ:
@@ -174,7 +196,8 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
             row.append(run.errors)
         rows.append(row)
     shared = [label for label in applicable(runs) if label not in differ]
-    notes = [INTERVAL_NOTE, *_worth(benchmark, runs)]
+    notes = [INTERVAL_NOTE, *([REPEATED_NOTE + PASS_AT_NOTE] if repeated else [])]
+    notes += _worth(benchmark, runs)
     if shared and runs:
         notes.append(
             ("Protocol of every row: " if len(runs) > 1 else "Protocol: ")
@@ -183,6 +206,37 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
         )
     notes += [f"{run.name}: {note}" for run in runs for note in run.notes]
     return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
+
+
+def pass_at_table(benchmark: str, runs: Sequence[Run]) -> Table | None:
+    """pass@k for every k up to each run's epochs (runs of one epoch have only pass@1)."""
+    repeated = [run for run in runs if run.epochs > 1]
+    if not repeated:
+        return None
+    metrics = headline_metrics(repeated)
+    rows = []
+    for run in repeated:
+        for k in range(1, oc.max_k(run) + 1):
+            rows.append(
+                [
+                    run.name,
+                    run.model,
+                    k,
+                    *[
+                        _pct(estimate(oc.pass_at_outcomes(run, m, k)))
+                        if m in oc.metrics_of(run)
+                        else None
+                        for m in metrics
+                    ],
+                ]
+            )
+    return Table(
+        f"{benchmark}_pass_at_k",
+        f"{benchmark}: pass@k",
+        ["run", "model", "k", *[f"{oc.metric_label(m)} pass@k %" for m in metrics]],
+        rows,
+        [PASS_AT_NOTE, INTERVAL_NOTE],
+    )
 
 
 def protocol_table(benchmark: str, runs: Sequence[Run]) -> Table:
@@ -462,6 +516,8 @@ def build_sections(
     for bench in dict.fromkeys(r.benchmark for r in runs):  # in run order: scicode first
         bruns = [r for r in runs if r.benchmark == bench]
         tables = [results_table(bench, bruns), protocol_table(bench, bruns)]
+        if passes := pass_at_table(bench, bruns):
+            tables.append(passes)
         if pub := published_table(bench, bruns):
             tables.append(pub)
         if bench == "scibench":

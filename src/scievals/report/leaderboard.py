@@ -25,10 +25,13 @@ from scievals.report.build import (
     differing,
     headline_metrics,
     k_of_n,
+    pass_at_cell,
+    pass_at_label,
 )
 from scievals.report.html import STYLE, figure_html, page
 from scievals.report.load import Run
 from scievals.report.published import references_for
+from scievals.report.tables import Pct, text
 from scievals.stats import Estimate, estimate
 
 BAR = 120  # pixels for 0..100%
@@ -94,12 +97,19 @@ def _score(est: Estimate | None) -> str:
     return _cell(f"{100 * est.value:.4f}", _bar(est) + escape(text))
 
 
+def _pass_at(cell: Pct | None) -> str:
+    """pass@k at the run's epochs, with its interval (its k is the run's epochs)."""
+    return _cell(-1, "-") if cell is None else _cell(f"{cell.value:.4f}", escape(text(cell)))
+
+
 def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
     metrics = headline_metrics(runs)
     differ = differing(runs)
+    repeated = any(run.epochs > 1 for run in runs)
     head = ["model", "run"]
     for m in metrics:
         head += [f"{oc.metric_label(m)} % [95% CI]", count_label(m)]
+        head += [pass_at_label(m)] if repeated else []
     head += ["settings"] if differ else []
     rows: list[tuple[float, str]] = []
     for run in runs:
@@ -107,6 +117,7 @@ def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
         cells = [_cell(run.model), _cell(run.name)]
         for m in metrics:
             cells += [_score(ests.get(m)), _cell(k_of_n(ests.get(m)))]
+            cells += [_pass_at(pass_at_cell(run, m))] if repeated else []
         cells += [_cell(describe_settings(run, differ))] if differ else []
         first = ests.get(metrics[0])
         rows.append((first.value if first else -1.0, f"<tr>{''.join(cells)}</tr>"))
@@ -115,6 +126,7 @@ def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
         for m in metrics:
             value = ref.metrics.get(m)
             cells += [_cell(-1, "-") if value is None else _cell(value, f"{value:.1f}"), _cell("")]
+            cells += [_cell(-1, "-")] if repeated else []
         cells += [_cell("")] if differ else []
         key = ref.metrics.get(metrics[0], -1.0) / 100
         rows.append((key, f'<tr class="published">{"".join(cells)}</tr>'))

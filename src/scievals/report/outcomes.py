@@ -4,6 +4,7 @@ SciCode: one scorer whose value is ``{step_id: 1.0|0.0}``; a main problem is sol
 step passed; failures carry ``reason_kind`` in ``Score.metadata["steps"]``.
 SciBench: scorers ``faithful`` and/or ``robust`` with 1/0 (or C/I) per problem; sample metadata
 names the ``book`` and ``subject``.
+pass@k comes from a sample's epochs, by the benchmark's own functions (Inspect's ``pass_at``).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 from inspect_ai.scorer import Score, value_to_float
 
 from scievals.report.load import Run, natural_key
+from scievals.scibench.metrics import pass_at_problem
 from scievals.scicode.grading.runner import REASON_KINDS, added_by
-from scievals.scicode.metrics import problem_solved
+from scievals.scicode.metrics import pass_at_main, pass_at_steps, problem_solved
 from scievals.stats import Outcome
 
 SCIBENCH_SCORERS = ("faithful", "robust")
@@ -147,6 +149,36 @@ def outcomes_for(run: Run, metric: str) -> list[Outcome]:
     if run.benchmark == "scicode":
         return scicode_problems(run) if metric == "main" else scicode_steps(run)
     return scibench_outcomes(run, metric).get("", [])
+
+
+def _epochs_of(run: Run, metric: str) -> dict[str, list[Score]]:
+    """Sample id -> the score behind ``metric`` in each epoch it was scored in."""
+    by_sample: dict[str, list[Score]] = defaultdict(list)
+    for s in sorted(run.samples, key=lambda s: s.epoch):
+        score = _scicode_score(s.scores) if run.benchmark == "scicode" else s.scores.get(metric)
+        if score is not None:
+            by_sample[s.id].append(score)
+    return by_sample
+
+
+def max_k(run: Run) -> int:
+    """The largest k pass@k is defined for: the fewest epochs any sample was scored in."""
+    metric = metrics_of(run)[0] if metrics_of(run) else ""
+    return min((len(v) for v in _epochs_of(run, metric).values()), default=0)
+
+
+def pass_at_outcomes(run: Run, metric: str, k: int) -> list[Outcome]:
+    """One outcome per unit (a main problem, a step, a SciBench problem) whose value is its
+    pass@k over the run's epochs, clustered by problem as ``outcomes_for``."""
+    out = []
+    for sid, scores in _epochs_of(run, metric).items():
+        if run.benchmark != "scicode":
+            out.append(Outcome(0, sid, sid, pass_at_problem(scores, k)))
+        elif metric == "main":
+            out.append(Outcome(0, sid, sid, pass_at_main(scores, k)))
+        else:
+            out += [Outcome(0, sid, step, v) for step, v in pass_at_steps(scores, k).items()]
+    return out
 
 
 def metrics_of(run: Run) -> list[str]:

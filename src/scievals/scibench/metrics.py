@@ -7,8 +7,10 @@ each book and the mean of the books (OpenCompass's macro average). The interval 
 (``accuracy_interval``, from ``scievals.stats``, the report's own rule on the same per-epoch
 scores, so Inspect's ``lower``/``upper`` and the report agree): Inspect's ``ci_wilson`` covers
 as little as 84% at small counts (docs/statistics.md). Also ours: the share of replies without a
-readable number, and the epoch reducer that keeps it. ``summary`` is the same arithmetic as one
-pure function over (book, correct, extracted) rows, for ``scievals grade``.
+readable number, and the epoch reducer that keeps it and pass@k (Inspect's ``pass_at`` over a
+problem's epochs, for every k up to their number; ``pass_at_k`` averages them). ``summary`` is
+the same arithmetic as one pure function over (book, correct, extracted) rows, for ``scievals
+grade``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from inspect_ai.scorer import (
     accuracy,
     grouped,
     metric,
+    pass_at,
     score_reducer,
     value_to_float,
 )
@@ -109,10 +112,34 @@ def accuracy_interval() -> Metric:
     return compute
 
 
+PASS_AT = "pass_at"
+"""Score metadata key of ``scibench_epochs``: ``{k: pass@k of the problem}``."""
+
+
+def pass_at_problem(scores: list[Score], k: int) -> float:
+    """One problem's pass@k over its epochs (Inspect's ``pass_at``)."""
+    return float(pass_at(k)(scores).value)  # type: ignore[arg-type]
+
+
+@metric
+def pass_at_k() -> Metric:
+    """``pass_at_K``: the mean pass@k over problems, for every k up to the fewest epochs."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        values = [(s.score.metadata or {}).get(PASS_AT) or {} for s in scores]
+        if not values:
+            return {}
+        ks = sorted(set.intersection(*(set(v) for v in values)), key=int)
+        return {f"pass_at_{k}": sum(float(v[k]) for v in values) / len(values) for k in ks}
+
+    return compute
+
+
 @score_reducer(name="scibench_epochs")
 def scibench_epochs() -> ScoreReducer:
     """The mean over epochs, keeping in ``extracted`` the share of epochs whose number was read,
-    and in ``epochs`` how many there were (the interval counts each problem's epochs).
+    in ``epochs`` how many there were (the interval counts each problem's epochs), and in
+    ``pass_at`` the problem's pass@k for every k up to that number.
 
     Inspect's reducers keep the first epoch's metadata only, which would make ``unextracted``
     the rate of epoch 1.
@@ -128,6 +155,7 @@ def scibench_epochs() -> ScoreReducer:
                 **(first.metadata or {}),
                 "extracted": mean(map(_extracted, scores)),
                 "epochs": len(scores),
+                PASS_AT: {str(k): pass_at_problem(scores, k) for k in range(1, len(scores) + 1)},
             },
         )
 
@@ -135,11 +163,13 @@ def scibench_epochs() -> ScoreReducer:
 
 
 def scibench_metrics() -> list[Metric]:
-    """accuracy (micro), lower/upper (95%), each book and macro, each subject, unextracted."""
+    """accuracy (micro), lower/upper (95%), each book and macro, each subject, unextracted,
+    pass@k."""
     return [
         accuracy(),
         accuracy_interval(),
         grouped(accuracy(), "book", all="groups", all_label="macro"),
         grouped(accuracy(), "subject", all=False),
         unextracted(),
+        pass_at_k(),
     ]
