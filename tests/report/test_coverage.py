@@ -10,6 +10,7 @@ no interval may have zero width. Run with ``-s`` to see the table.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -72,6 +73,52 @@ def _scicode(seed: int) -> Iterator[Cell]:
                     # one unit per epoch; with one epoch rho is moot (a Bernoulli(p) per problem)
                     main = np.full(problems, epochs)
                     yield _rate_cell("scicode main problems", p, detail, main, rho, s)
+
+
+def _pass_at_true(p: float, rho: float, k: int) -> float:
+    """E[1 - (1 - q)^k] for a problem's rate q ~ Beta with mean p, correlation rho (q = p at 0)."""
+    if rho == 0:
+        return 1 - (1 - p) ** k
+    a, b = p * (1 / rho - 1), (1 - p) * (1 / rho - 1)
+    return 1 - float(np.prod([(b + j) / (a + b + j) for j in range(k)]))
+
+
+def _pass_at(seed: int) -> Iterator[Cell]:
+    """pass@k over N epochs: each unit's unbiased estimate from its c of N passing epochs, the
+    interval by the report's rule (clusters of their fractional sums), against E[pass@k]."""
+    for i, p in enumerate(RATES):
+        for problems in (3, 15, 80):
+            steps = _steps(np.random.default_rng(problems), problems)
+            for rho in CORRELATIONS:
+                for epochs in (4, 16):
+                    for k in (2, epochs):
+                        rng = np.random.default_rng(seed + 1000 * i + problems + int(10 * rho) + k)
+                        estimator = np.array(
+                            [
+                                1 - math.comb(epochs - c, k) / math.comb(epochs, k)
+                                for c in range(epochs + 1)
+                            ]
+                        )
+                        true = _pass_at_true(p, rho, k)
+                        q = _problem_rates(rng, p, rho, (SIMS, problems))
+                        detail = f"{problems} problems, rho {rho}, pass@{k} of {epochs}"
+                        for unit, sizes in (
+                            ("main problems", np.ones(problems, int)),
+                            ("steps", steps),
+                        ):
+                            values = estimator[rng.binomial(epochs, np.repeat(q, sizes, axis=-1))]
+                            starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+                            sums = np.add.reduceat(values, starts, axis=-1)
+                            _, _, lo, hi, _ = rate_interval(
+                                sums, np.broadcast_to(sizes, sums.shape).astype(float)
+                            )
+                            yield Cell(
+                                f"scicode pass@k, {unit}",
+                                p,
+                                detail,
+                                float(np.mean((lo <= true + 1e-12) & (true - 1e-12 <= hi))),
+                                float(np.min(hi - lo)),
+                            )
 
 
 def _scibench(seed: int) -> Iterator[Cell]:
@@ -143,7 +190,7 @@ def coverage_table(cells: list[Cell]) -> str:
 
 @pytest.fixture(scope="module")
 def cells() -> list[Cell]:
-    out = [*_scicode(1), *_scibench(2), *_paired(3)]
+    out = [*_scicode(1), *_scibench(2), *_paired(3), *_pass_at(4)]
     print("\n" + coverage_table(out) + f"\n({len(out)} cells, {SIMS} runs each)")
     return out
 
@@ -159,5 +206,5 @@ def test_no_interval_has_zero_width(cells: list[Cell]) -> None:
 
 def test_the_grid_is_complete(cells: list[Cell]) -> None:
     scenarios = {c.scenario for c in cells}
-    assert len(scenarios) == 6
+    assert len(scenarios) == 8
     assert {c.rate for c in cells} >= {0.01, 0.05, 0.2, 0.5}
