@@ -34,8 +34,11 @@ def agent_sandbox() -> str | None:
         return AGENT_ENVIRONMENT
     except ValueError:
         pass
-    if isinstance(sandbox(), ScievalsSandbox):
+    try:
+        sandbox().as_type(ScievalsSandbox)  # Inspect hands solvers a proxy of the sandbox
         return None
+    except TypeError:
+        pass
     raise InputError(
         "an agent needs an environment apart from the one its answers are graded in: use "
         "sandbox=scievals or sandbox=docker (a container of its own), or give the sandbox's "

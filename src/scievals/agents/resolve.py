@@ -59,6 +59,13 @@ def _react(tools: list[Tool], calls: ToolCallLimit) -> Agent:
     )
 
 
+def agent_label(name: str | None) -> str | None:
+    """The protocol record's ``agent``: what answers each step, with which tools."""
+    if name is None:
+        return None
+    return "react: python, bash, submit" if name == REACT else name
+
+
 def agent_spec(name: str) -> AgentSpec:
     """The agent ``name`` names; an ``InputError`` saying what it may be when none."""
     if name == REACT:

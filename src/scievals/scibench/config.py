@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
+from scievals.agents.limits import AgentLimits
+from scievals.agents.resolve import agent_label
 from scievals.inputs import InputError, one_of
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields
@@ -22,6 +24,8 @@ ScorerChoice = Literal["faithful", "robust", "both"]
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 TOOL_SETTINGS: tuple[Setting, ...] = ("python", "wolfram")
 IMAGE_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "zero_cot")
+AGENT_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "few", "few_cot")
+"""Settings of one model call, which an agent may make in as many turns as its limits allow."""
 # Few-shot examples shown by the code of each era: main's eval_few.py loads 3, the 2023 code 5.
 DEFAULT_SHOTS: dict[Version, int] = {"main": 3, "old": 5}
 DEFAULT_SANDBOX = "scievals"
@@ -64,6 +68,9 @@ class SciBenchConfig:
     timeout: int = 30
     errata: bool = False
     abs_tol: float = 0.0
+    agent: str | None = None
+    """The agent answering each problem after computing with Python (see ``scievals.agents``)."""
+    agent_limits: AgentLimits | None = None
 
     @classmethod
     def from_params(
@@ -79,6 +86,8 @@ class SciBenchConfig:
         timeout: int = 30,
         errata: bool = False,
         abs_tol: float = 0.0,
+        agent: str | None = None,
+        agent_limits: AgentLimits | None = None,
     ) -> SciBenchConfig:
         """Check the task's parameters (as users spell them) and fill in the era's defaults."""
         chosen_version = cast(Version, one_of("version", version, VERSIONS))
@@ -96,6 +105,14 @@ class SciBenchConfig:
             raise InputError(f"abs_tol must be 0 or more, not {abs_tol!r}")
         if not isinstance(errata, bool):
             raise InputError(f"errata must be true or false, not {errata!r}")
+        if agent and chosen_subset == "exam":
+            raise InputError("the exam subset is graded with a rubric: it has no agentic setting")
+        if agent and chosen_setting not in AGENT_SETTINGS:
+            raise InputError(
+                f"an agent answers settings of one model call ({', '.join(AGENT_SETTINGS)}), not "
+                f"{setting!r}: it runs its own code"
+            )
+        tools = chosen_setting in TOOL_SETTINGS or bool(agent)
         return cls(
             version=chosen_version,
             books=parse_books(books),
@@ -103,10 +120,12 @@ class SciBenchConfig:
             shots=DEFAULT_SHOTS[chosen_version] if shots is None else shots,
             subset=chosen_subset,
             scorer=cast(ScorerChoice, one_of("scorer", scorer, get_args(ScorerChoice))),
-            sandbox=(sandbox or DEFAULT_SANDBOX) if chosen_setting in TOOL_SETTINGS else None,
+            sandbox=(sandbox or DEFAULT_SANDBOX) if tools else None,
             timeout=timeout,
             errata=errata,
             abs_tol=abs_tol,
+            agent=agent or None,
+            agent_limits=(agent_limits or AgentLimits()) if agent else None,
         )
 
     @property
@@ -119,6 +138,8 @@ class SciBenchConfig:
             label += " (4 examples, thermo 3)"
         if self.subset == "multimodal":
             label += " + image (native vision)"
+        if self.agent:
+            label += " + agent"
         return label
 
     def protocol(self, data_version: str, problems: int) -> dict[str, Any]:
@@ -130,6 +151,8 @@ class SciBenchConfig:
             steps_counted=problems,
             prompt=self.prompt,
             scorer=self.scorer + (" + errata" if self.errata else ""),
-            timeout=self.timeout if self.sandbox else None,
+            timeout=self.timeout if self.setting in TOOL_SETTINGS else None,
+            agent=agent_label(self.agent),
+            agent_limits=self.agent_limits.record() if self.agent_limits else None,
             **protocol_fields(self.sandbox),
         )

@@ -28,11 +28,21 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Solver
 
+from scievals.agents.environment import agent_sandbox_spec
+from scievals.agents.limits import (
+    DEFAULT_MESSAGES,
+    DEFAULT_TIME,
+    DEFAULT_TOOL_CALLS,
+    DEFAULT_TOOL_TIMEOUT,
+    AgentLimits,
+)
+from scievals.agents.resolve import agent_spec
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
 from scievals.sandbox.environments import sandbox_spec
 from scievals.scibench import prompts
+from scievals.scibench.agent import agent_solver
 from scievals.scibench.config import TOOL_SETTINGS, SciBenchConfig
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.metrics import scibench_epochs
@@ -113,13 +123,25 @@ def _records(config: SciBenchConfig, source: Source) -> list[Record]:
 
 
 def _solvers(config: SciBenchConfig) -> list[Solver]:
-    """Reference reply (for ``scievals/reference``), the official call(s), then any program run."""
+    """Reference reply (for ``scievals/reference``), the official call(s) or the agent, then any
+    program run."""
+    if config.agent and config.agent_limits:
+        return [reference_reply(), agent_solver(config.agent, config.agent_limits.record())]
     chain = [reference_reply(), zero_cot() if config.setting == "zero_cot" else official_generate()]
     if config.setting == "python":
         chain.append(run_python(config.timeout))
     elif config.setting == "wolfram":
         chain.append(run_wolfram(config.timeout))
     return chain
+
+
+def _sandbox(config: SciBenchConfig) -> str | tuple[str, str] | None:
+    """The sandbox of the tool settings and of an agent (a bare docker: one container for the
+    agent, another for the program runs)."""
+    if config.sandbox is None:
+        return None
+    spec = sandbox_spec(config.sandbox)
+    return agent_sandbox_spec(config.sandbox, spec) if config.agent else spec  # type: ignore[return-value]
 
 
 def _check_wolfram() -> None:
@@ -156,6 +178,12 @@ def scibench(
     abs_tol: float = 0.0,
     exam_file: str | None = None,
     grader: str | None = None,
+    agent: str | None = None,
+    agent_message_limit: int | None = DEFAULT_MESSAGES,
+    agent_token_limit: int | None = None,
+    agent_tool_call_limit: int | None = DEFAULT_TOOL_CALLS,
+    agent_tool_timeout: int = DEFAULT_TOOL_TIMEOUT,
+    agent_time_limit: int | None = DEFAULT_TIME,
 ) -> Task:
     """SciBench (Wang et al., 2024).
 
@@ -173,6 +201,14 @@ def scibench(
         abs_tol: absolute tolerance of the robust scorer (0 gold needs an exact 0 when 0).
         exam_file: the exam JSON file (subset=exam).
         grader: the grader model for the exam rubric (subset=exam).
+        agent: an agent answers each problem after computing with Python in the sandbox:
+            ``react`` (Inspect's react() with python, bash and submit), a registered Inspect
+            agent, or ``FILE.py@NAME``; none: the setting's model call(s).
+        agent_message_limit: messages per problem (0: no limit).
+        agent_token_limit: tokens per problem (0 or none: no limit).
+        agent_tool_call_limit: tool calls per problem (0: no limit).
+        agent_tool_timeout: seconds per tool call.
+        agent_time_limit: seconds per problem, model and tools together (0: no limit).
         preset: a published setup by name, setting every field above it names (docs/presets.md);
             the parameters given win over it and are recorded as overridden.
     """
@@ -188,7 +224,17 @@ def scibench(
             timeout=timeout,
             errata=errata,
             abs_tol=abs_tol,
+            agent=agent,
+            agent_limits=AgentLimits.from_params(
+                message_limit=agent_message_limit,
+                token_limit=agent_token_limit,
+                tool_call_limit=agent_tool_call_limit,
+                tool_timeout=agent_tool_timeout,
+                time_limit=agent_time_limit,
+            ),
         )
+        if config.agent:
+            agent_spec(config.agent)  # a name that is no agent stops the build here
         if config.subset == "exam":
             from scievals.scibench.exam import exam_task
 
@@ -203,7 +249,7 @@ def scibench(
         scorer=scorers(config),
         epochs=Epochs(1, scibench_epochs()),
         config=GenerateConfig(temperature=0.0),
-        sandbox=sandbox_spec(config.sandbox) if config.sandbox else None,
+        sandbox=_sandbox(config),
         metadata={
             "protocol": config.protocol(source.describe(), len(samples)),
             "books": list(config.books),

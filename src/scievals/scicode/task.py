@@ -26,7 +26,7 @@ from scievals.agents.limits import (
     DEFAULT_TOOL_CALLS,
     DEFAULT_TOOL_TIMEOUT,
 )
-from scievals.agents.resolve import REACT, agent_spec
+from scievals.agents.resolve import agent_label, agent_spec
 from scievals.artifacts import ArtifactError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
@@ -293,7 +293,7 @@ def _protocol(config: SciCodeConfig, problems: tuple[Problem, ...], targets: str
         + ("; a step passes if any runtime passes" if len(config.runtime_names) > 1 else "")
         + (f"; {WHOLE_PROBLEM}" if config.whole_problem else ""),
         timeout=config.step_timeout,
-        agent=_agent_label(config.agent),
+        agent=agent_label(config.agent),
         agent_limits=limits.record() if (limits := config.agent_limits) else None,
         **protocol_fields(config.sandbox, config.runtime_names),
     )
@@ -303,13 +303,6 @@ WHOLE_PROBLEM = (
     "whole problem: one answer, a problem solved when its last step passes (HAL's "
     "scicode_hard); every step's verdict in the metadata"
 )
-
-
-def _agent_label(agent: str | None) -> str | None:
-    """The protocol record's ``agent``: what answers each step, and with which tools."""
-    if agent is None:
-        return None
-    return "react: python, bash, submit" if agent == REACT else agent
 
 
 PRESUPPLIED = {
