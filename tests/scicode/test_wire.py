@@ -90,21 +90,83 @@ def test_plain_round_trip(value, expected):
     assert _equal(_round_trip(value), expected)
 
 
+class _Lying(int):
+    """A subclass whose own methods lie: the base type's storage is what is recorded."""
+
+    def __int__(self):
+        raise AssertionError("the subclass's own method ran")
+
+    __index__ = __repr__ = __str__ = __int__
+
+
+class _LyingList(list):
+    def __iter__(self):
+        raise AssertionError("the subclass's own method ran")
+
+    __len__ = __getitem__ = __iter__
+
+
 @pytest.mark.parametrize(
-    "value",
-    [_IntSub(5), _ArrayLike(), lambda: 1, np.ma.masked_array([1.0]), type("F", (float,), {})(1.0)],
-    ids=["int-subclass", "array-like", "function", "masked-array", "float-subclass"],
+    ("value", "expected"),
+    [
+        (_IntSub(5), 5),
+        (_Lying(7), 7),
+        (type("F", (float,), {})(1.5), 1.5),
+        (type("S", (str,), {})("ab"), "ab"),
+        (_LyingList([1.0, 2.0]), [1.0, 2.0]),
+        (np.ma.masked_array([1.0, 2.0], mask=[False, True]), np.array([1.0, 2.0])),
+        (np.arange(3.0).view(type("Sub", (np.ndarray,), {})), np.arange(3.0)),
+    ],
+    ids=[
+        "int-subclass",
+        "lying-int",
+        "float-subclass",
+        "str-subclass",
+        "list-subclass",
+        "masked-array-data",
+        "ndarray-subclass",
+    ],
 )
+def test_subclasses_of_plain_types_are_read_through_their_base(value, expected):
+    """What the test would see of a subclass of a plain type is its base's data, read with the
+    base type's own methods (the subclass's never run), decoded as the exact base type."""
+    decoded = _round_trip(value)
+    assert _equal(decoded, expected)
+
+
+def test_namedtuples_keep_their_fields():
+    import collections
+
+    pair = collections.namedtuple("Pair", "eigenvalues eigenvectors")
+    decoded = _round_trip(pair(np.ones(2), np.eye(2)))
+    assert isinstance(decoded, tuple) and decoded._fields == ("eigenvalues", "eigenvectors")
+    assert _equal(decoded.eigenvectors, np.eye(2)) and _equal(decoded[0], np.ones(2))
+    eigh = np.linalg.eigh(np.eye(2))
+    assert _round_trip(eigh)._fields == ("eigenvalues", "eigenvectors")
+
+
+@pytest.mark.parametrize("fields", [["a", "a"], ["class", "b"], ["_0", "b"], ["a b", "c"], ["a"]])
+def test_fields_that_cannot_be_names_give_a_plain_tuple(fields):
+    assert type(decode({"tuple": [1, 2], "fields": fields})) is tuple
+
+
+@pytest.mark.parametrize("fields", [[1, "b"], "ab", [["a"], "b"]])
+def test_malformed_namedtuple_fields_are_refused(fields):
+    with pytest.raises(WireError):
+        decode({"tuple": [1, 2], "fields": fields})
+
+
+@pytest.mark.parametrize("value", [_ArrayLike(), lambda: 1], ids=["array-like", "function"])
 def test_non_plain_values_are_never_coerced(value):
-    """A value is plain by its exact type: its own ``__array__`` or ``__float__`` never runs."""
+    """A value without a plain base is no plain data: its own ``__array__`` never runs here."""
     with pytest.raises(NotPlain):
         encode(value)
     assert encode(value, other=lambda obj: {"handle": 7}) == {"handle": 7}
 
 
 def test_handles_inside_containers():
-    form = encode((1.0, _IntSub(2)), other=lambda obj: {"handle": 3})
-    assert decode(form, handle=lambda n: f"handle {n}") == (1.0, "handle 3")
+    form = encode((1.0, _ArrayLike()), other=lambda obj: {"handle": 3})
+    assert decode(form, handle=lambda n, kind, view: f"handle {n}") == (1.0, "handle 3")
     with pytest.raises(WireError, match="unexpected handle"):
         decode(form)
 
@@ -193,7 +255,7 @@ def test_object_array_items_are_decoded_not_unpickled():
 
 def test_object_arrays_with_objects_inside_are_handles():
     """NumPy calls methods of an object array's items: such an array is never data."""
-    array = np.array([1.0, _IntSub(2)], dtype=object)
+    array = np.array([1.0, _ArrayLike()], dtype=object)
     with pytest.raises(NotPlain):
         encode(array)
     assert encode(array, other=lambda obj: {"handle": 1}) == {"handle": 1}

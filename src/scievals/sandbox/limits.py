@@ -18,7 +18,7 @@ class Limits:
     cpu_seconds: float = 600.0
     wall_seconds: float = 1800.0
     processes: int = 64
-    file_mib: int = 256
+    file_mib: int = 512
     open_files: int = 256
     output_kib: int = 1024
     tmp_mib: int = 256

@@ -22,11 +22,17 @@ def install(path, wire, helpers):
     import math
     import random
     import sys
+    import zlib
 
     import numpy
 
-    encode, not_plain = wire["encode"], wire["NotPlain"]
+    encode, not_plain, view_form = wire["encode"], wire["NotPlain"], wire["view_form"]
+    bound = wire["MAX_RECORD_BYTES"] - (1 << 16)
     out = open(path, "w", encoding="utf-8")  # noqa: SIM115 - open for the program's life
+    written = [0]
+    viewing = set()
+    served = [0]
+    watched = []
     main = sys.modules["__main__"].__dict__
     pristine = {}
     saved_modules = []
@@ -35,7 +41,14 @@ def install(path, wire, helpers):
     handles = []
 
     def write(event):
-        out.write(json.dumps(event) + "\n")
+        """One event; past the records' bound, one ``too_large`` event and nothing more."""
+        if written[0] > bound:
+            return
+        line = json.dumps(event) + "\n"
+        written[0] += len(line)
+        if written[0] > bound:
+            line = json.dumps({"e": "too_large", "bytes": written[0]}) + "\n"
+        out.write(line)
         out.flush()
 
     def rng_state():
@@ -75,13 +88,30 @@ def install(path, wire, helpers):
         def other(obj):
             proxy = new_handle(obj)
             made[id(obj)] = proxy
-            return {"handle": proxy._h}
+            form = {"handle": proxy._h, "type": type(obj).__name__[:128]}
+            if id(obj) in viewing or len(viewing) > 8:
+                return form  # an object whose items hold itself, or nested too deeply
+            viewing.add(id(obj))
+            try:
+                view, kept = view_form(obj, other, 0)
+            finally:
+                viewing.discard(id(obj))
+            if view is not None:
+                form["view"] = view
+            if kept is not None:
+                what, data = kept
+                object.__setattr__(
+                    proxy,
+                    "_v",
+                    (what, [rebuild(x, made) for x in data] if what == "items" else data),
+                )
+            return form
 
         try:
             form = encode(value, other)
         except not_plain:
             proxy = new_handle(value)
-            return {"handle": proxy._h}, proxy
+            return {"handle": proxy._h, "type": type(value).__name__[:128]}, proxy
         return form, (rebuild(value, made) if made else value)
 
     def rebuild(value, made):
@@ -135,7 +165,36 @@ def install(path, wire, helpers):
             raise
         event["r"], view = encoded(result)
         finish(event, real_args, before, real_kwargs, before_kw, rngs)
+        serve(event, result)
         return view
+
+    def serve(event, value):
+        """After a value went to the test: what model code changed since in values it handed
+        out before (a reused buffer: the official test sees the change), then keep watch on
+        this one's arrays."""
+        changes()
+        event_number = event.get("n")
+        if event_number is None:
+            return
+        parts = [((), value)]
+        if type(value) in (tuple, list):
+            parts += [((i,), x) for i, x in enumerate(value[:64])]
+        for path, part in parts:
+            if isinstance(part, numpy.ndarray) and part.dtype.kind in wire["SAFE_KINDS"]:
+                watched.append([event_number, list(path), part, digest(part)])
+        while len(watched) > 64 or sum(w[2].nbytes for w in watched) > 256 << 20:
+            watched.pop(0)
+
+    def digest(array):
+        data = numpy.ascontiguousarray(numpy.ndarray.view(array, numpy.ndarray)).data
+        return array.shape, array.dtype.str, zlib.crc32(data)
+
+    def changes():
+        for entry in watched:
+            now = digest(entry[2])
+            if now != entry[3]:
+                entry[3] = now
+                write({"e": "change", "n": entry[0], "path": entry[1], "r": encode(entry[2])})
 
     def finish(event, args, before, kwargs, before_kw, rngs):
         mutated = {}
@@ -151,6 +210,8 @@ def install(path, wire, helpers):
         moved = {k: encode(v) for k, v in after.items() if not same_state(rngs[k], v)}
         if moved:
             event["rng"] = moved
+        served[0] += 1
+        event["n"] = served[0]
         write(event)
 
     def same_state(a, b):
@@ -161,20 +222,47 @@ def install(path, wire, helpers):
         return a == b
 
     class Proxy:
-        """What the tests hold for a model object: reads and calls are recorded."""
+        """What the tests hold for a model object: reads and calls are recorded; its length,
+        items and array are what was recorded of it (``wire.view_form``), as on the trusted side."""
 
-        __slots__ = ("_o", "_h")
+        __slots__ = ("_o", "_h", "_v")
 
         def __init__(self, obj, number):
             object.__setattr__(self, "_o", obj)
             object.__setattr__(self, "_h", number)
+            object.__setattr__(self, "_v", None)
+
+        def __len__(self):
+            return len(object.__getattribute__(self, "_o"))
+
+        def __iter__(self):
+            kept, obj = object.__getattribute__(self, "_v"), object.__getattribute__(self, "_o")
+            if kept and (hasattr(type(obj), "__iter__") or hasattr(type(obj), "__getitem__")):
+                return iter(kept[1])
+            return iter(obj)
+
+        def __getitem__(self, key):
+            kept, obj = object.__getattribute__(self, "_v"), object.__getattribute__(self, "_o")
+            indexable = hasattr(type(obj), "__getitem__")
+            if kept and indexable and (kept[0] == "array" or type(key) in (int, slice)):
+                return kept[1][key]
+            return obj[key]
+
+        def __array__(self, dtype=None, copy=None):
+            kept = object.__getattribute__(self, "_v")
+            data = kept[1] if kept else object.__getattribute__(self, "_o")
+            array = numpy.asarray(data)
+            return array if dtype is None else array.astype(dtype)
 
         def __getattr__(self, attr):
             obj = object.__getattribute__(self, "_o")
             number = object.__getattribute__(self, "_h")
             value = getattr(obj, attr)
             form, view = encoded(value)
-            write({"e": "get", "h": number, "attr": attr, "r": form})
+            served[0] += 1
+            event = {"e": "get", "h": number, "attr": attr, "r": form, "n": served[0]}
+            write(event)
+            serve(event, value)
             return view
 
         def __setattr__(self, attr, value):
@@ -203,6 +291,7 @@ def install(path, wire, helpers):
         write({"e": "begin", "t": test, "rng": {k: encode(v) for k, v in rng_state().items()}})
 
     def end(test):
+        changes()
         write({"e": "end", "t": test})
 
     class Hooks:

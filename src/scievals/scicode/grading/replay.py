@@ -28,9 +28,11 @@ import numpy
 
 from scievals.scicode.grading.compare import HELPERS, STRICT_NUMPY, has_empty
 from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
-from scievals.scicode.grading.wire import NotPlain, WireError, decode, encode
+from scievals.scicode.grading.wire import NotPlain, View, WireError, decode, encode
 
 MAX_EVENTS = 2_000_000
+ARRAY_PROBES = frozenset({"size", "shape", "ndim", "dtype"})
+"""Attributes NumPy reads of a value before it converts it (``np.size``, ``np.shape``)."""
 MAX_LINE = 1 << 27
 
 
@@ -81,25 +83,36 @@ def parse_records(data: bytes) -> Records:
             if type(test) is not int:
                 raise RecordError(f"malformed {kind} event on line {number}")
             (records.begun if kind == "begin" else records.ended).add(test)
-        elif kind not in ("bind", "armed", "call", "get"):
+        elif kind not in ("bind", "armed", "call", "get", "change", "too_large"):
             raise RecordError(f"unknown event on line {number}")
         records.events.append(event)
     return records
 
 
 class _Handle:
-    """The trusted stand-in for a model object: attribute reads and calls replay events."""
+    """The trusted stand-in for a model object: attribute reads and calls replay events; its
+    length, items and NumPy array are what the sandbox recorded of it (``wire.view_form``).
+    Anything else the test does with it cannot be judged outside the sandbox."""
 
-    __slots__ = ("_replay", "_number")
+    __slots__ = ("_replay", "_number", "_type", "_view")
 
-    def __init__(self, replay: Replay, number: int) -> None:
+    def __init__(self, replay: Replay, number: int, kind: str, view: View | None) -> None:
         object.__setattr__(self, "_replay", replay)
         object.__setattr__(self, "_number", number)
+        object.__setattr__(self, "_type", kind)
+        object.__setattr__(self, "_view", view)
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        return self._replay.get(self._number, attr)
+        if attr in ARRAY_PROBES and not self._replay.next_is("get", self._number, attr):
+            # NumPy and the comparison helpers probe these before converting (``np.size``):
+            # answered as NumPy would answer them for the array it makes of the value.
+            view = self._view
+            if view is None or view.array is None:
+                raise AttributeError(attr)
+            return getattr(view.array, attr)
+        return self._replay.get(self._number, attr, self._type)
 
     def __setattr__(self, attr: str, value: Any) -> None:
         """The test set an attribute of a model object: the sandbox did the same."""
@@ -107,10 +120,57 @@ class _Handle:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._replay.call(self._number, args, kwargs)
 
-    def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
-        raise Unsupported("the test used a model object that is not plain data as a value")
+    def __len__(self) -> int:
+        view = self._view
+        if view is None or view.length is None:
+            raise TypeError(f"object of type '{self._type}' has no len()")
+        return view.length
 
-    __len__ = __iter__ = __getitem__ = __bool__ = __eq__ = __ne__ = __lt__ = __le__ = _unsupported
+    def __iter__(self) -> Any:
+        view = self._view
+        if view is not None and not view.iterable:
+            raise TypeError(f"'{self._type}' object is not iterable")
+        if view is not None and view.items is not None:
+            return iter(view.items)
+        if view is not None and view.array is not None:
+            return iter(view.array)
+        raise self._unsupported_use("iterated")
+
+    def __getitem__(self, key: Any) -> Any:
+        view = self._view
+        if view is not None and not view.getitem:
+            raise TypeError(f"'{self._type}' object is not subscriptable")
+        if view is not None and view.items is not None and type(key) in (int, slice):
+            return view.items[key]
+        if view is not None and view.array is not None:
+            return view.array[key]
+        raise self._unsupported_use(f"indexed with {type(key).__name__}")
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> numpy.ndarray:
+        view = self._view
+        if view is None or view.array is None:
+            raise Unsupported(
+                f"NumPy cannot make a plain array of the {self._type} the model's code returned"
+            )
+        return view.array if dtype is None else view.array.astype(dtype)
+
+    def plain(self) -> Any:
+        """What the zero-size rule sees of it: its array or its items."""
+        view = self._view
+        if view is None:
+            return None
+        return view.array if view.array is not None else view.items
+
+    def _unsupported_use(self, how: str) -> Unsupported:
+        return Unsupported(
+            f"the test {how} a {self._type} the model's code returned; only plain data, and the "
+            "length, items and NumPy array of other values, can be judged"
+        )
+
+    def _unsupported(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._unsupported_use("used as a value (an operator or conversion on)")
+
+    __bool__ = __eq__ = __ne__ = __lt__ = __le__ = _unsupported
     __gt__ = __ge__ = __add__ = __sub__ = __mul__ = __truediv__ = __neg__ = __abs__ = _unsupported
     __radd__ = __rsub__ = __rmul__ = __rtruediv__ = __pow__ = __matmul__ = __float__ = _unsupported
     __int__ = __index__ = __complex__ = __contains__ = __hash__ = _unsupported
@@ -138,10 +198,12 @@ class Replay:
         self.events = records.events
         self.position = 0
         self.handles: dict[int, _Handle] = {}
+        self.returned: dict[int, Any] = {}
+        """Values handed to the test, by their event's number (``_change`` updates them)."""
 
-    def handle(self, number: int) -> _Handle:
+    def handle(self, number: int, kind: str = "object", view: View | None = None) -> _Handle:
         if number not in self.handles:
-            self.handles[number] = _Handle(self, number)
+            self.handles[number] = _Handle(self, number, kind, view)
         return self.handles[number]
 
     def value(self, form: Any) -> Any:
@@ -150,19 +212,57 @@ class Replay:
         except (WireError, RecursionError, ValueError, TypeError, MemoryError) as exc:
             raise RecordError(f"unreadable recorded value: {str(exc)[:200]}") from exc
 
-    def _next(self, kind: str, number: int, attr: str | None = None) -> dict[str, Any]:
+    def next_is(self, kind: str, number: int, attr: str | None = None) -> bool:
+        """Whether the next recorded event is this use of this model object."""
+        if self.position >= len(self.events):
+            return False
+        event = self.events[self.position]
+        return event.get("e") == kind and event.get("h") == number and event.get("attr") == attr
+
+    def _next(
+        self, kind: str, number: int, attr: str | None = None, of: str = "object"
+    ) -> dict[str, Any]:
         if self.position >= len(self.events):
             raise Stopped("the program stopped before this value was returned")
         event = self.events[self.position]
         if event.get("e") != kind or event.get("h") != number or event.get("attr", None) != attr:
+            if kind == "get":
+                raise Unsupported(
+                    f"the test's comparison read attribute {attr!r} of a {of} the model's code "
+                    "returned, which the program never read: only plain data can be judged"
+                )
             raise Unsupported(
-                "the program's recorded uses of the model's code do not match the test"
+                "the program's recorded calls of the model's code do not match the test's"
             )
         self.position += 1
         return event
 
-    def get(self, number: int, attr: str) -> Any:
-        return self.value(self._next("get", number, attr).get("r"))
+    def get(self, number: int, attr: str, of: str = "object") -> Any:
+        return self._served(self._next("get", number, attr, of))
+
+    def _served(self, event: dict[str, Any]) -> Any:
+        """The value an event handed to the test, remembered by its number, then the changes
+        model code made since to values handed out before."""
+        value = self.value(event.get("r"))
+        if type(event.get("n")) is int:
+            self.returned[event["n"]] = value
+        while self.position < len(self.events) and self.events[self.position]["e"] == "change":
+            self._change(self.events[self.position])
+            self.position += 1
+        return value
+
+    def _change(self, event: dict[str, Any]) -> None:
+        """Model code changed, in place, an array it had handed to the test (a reused buffer):
+        the test's copy changes too, as the official test's object would."""
+        target = self.returned.get(event.get("n"))
+        path = event.get("path")
+        if not isinstance(path, list) or len(path) > 1:
+            raise RecordError("malformed change event")
+        for index in path:
+            if type(index) is not int or type(target) not in (tuple, list):
+                raise RecordError("malformed change event")
+            target = target[index] if 0 <= index < len(target) else None
+        _mirror(target, self.value(event.get("r")))
 
     def call(self, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         event = self._next("call", number)
@@ -175,7 +275,7 @@ class Replay:
             if not isinstance(raised, list) or len(raised) != 2:
                 raise RecordError("malformed raise event")
             raise _exception(*raised)
-        return self.value(event.get("r"))
+        return self._served(event)
 
     def set_rngs(self, states: Any) -> None:
         """Install the random generators' state the sandbox recorded, all of it checked first
@@ -211,7 +311,9 @@ class Replay:
         while self.position < len(self.events):
             event = self.events[self.position]
             self.position += 1
-            if event["e"] == "begin" and event["t"] == test:
+            if event["e"] == "change":
+                self._change(event)
+            elif event["e"] == "begin" and event["t"] == test:
                 self.set_rngs(event.get("rng"))
                 return
         raise Stopped(f"the program stopped before test {test + 1}")
@@ -221,7 +323,9 @@ class Replay:
         while self.position < len(self.events):
             event = self.events[self.position]
             self.position += 1
-            if event["e"] == "end" and event["t"] == test:
+            if event["e"] == "change":
+                self._change(event)
+            elif event["e"] == "end" and event["t"] == test:
                 return
         raise Stopped(f"the program stopped before test {test + 1} finished")
 
@@ -306,7 +410,8 @@ def _quiet_builtins() -> dict[str, Any]:
 
 def _check(values: tuple[Any, ...], target: Any) -> None:
     """A zero-size value never matches a non-empty target (it would broadcast against it)."""
-    if any(has_empty(v) for v in values) and not has_empty(target):
+    plain = [v.plain() if type(v) is _Handle else v for v in values]
+    if any(has_empty(v) for v in plain) and not has_empty(target):
         raise AssertionError("a zero-size value was compared with a non-empty target")
 
 

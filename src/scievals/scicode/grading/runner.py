@@ -27,6 +27,7 @@ from scievals.scicode.grading.program import plans_for, step_program
 from scievals.scicode.grading.replay import Failure, RecordError, Replayed, read_replayed
 from scievals.scicode.grading.rewrite import TestPlan
 from scievals.scicode.grading.schedule import StepCache, queue
+from scievals.scicode.grading.wire import MAX_RECORD_BYTES
 from scievals.trusted.pool import OUT_OF_MEMORY, JobFailed, pool, run_job
 
 DEFAULT_TIMEOUT = 300
@@ -44,7 +45,6 @@ REASON_KINDS = (
     "infrastructure",
 )
 """Why a step failed (``StepVerdict.reason_kind``), as docs/scicode-grading.md explains each."""
-MAX_RECORD_BYTES = 128 << 20
 REPLAY_JOB = "scicode.replay"
 """The trusted re-run's job in a trusted worker (``scievals.trusted.jobs``)."""
 _EXCEPTION_LINE = re.compile(
@@ -90,6 +90,13 @@ class Execution:
     records: bytes | None
     """The records file as read (bounded in size); only the trusted re-run parses it."""
     record_error: str | None
+
+    @property
+    def too_large(self) -> bool:
+        """The recorder stopped at the records' bound (its last event says so)."""
+        return self.records is not None and self.records.rstrip().rpartition(b"\n")[2].startswith(
+            b'{"e": "too_large"'
+        )
 
 
 @lru_cache(maxsize=64)
@@ -222,6 +229,9 @@ def judge(
         verdict.reason_kind, verdict.reason = "timeout", f"timed out after {timeout} s"
     elif outcome.limit:
         verdict.reason_kind, verdict.reason = "limit", f"killed: {outcome.reason}"
+    elif run.too_large:
+        verdict.reason_kind = "too_large"
+        verdict.reason = f"returned values exceed {MAX_RECORD_BYTES >> 20} MiB (the records' bound)"
     elif isinstance(replayed, JobFailed):
         verdict.reason_kind, verdict.reason = _halted(replayed)
     elif outcomes is None:
@@ -254,7 +264,13 @@ async def judge_tests(
     and CPU) and the worker's memory, and a crash takes only the worker down. None when there
     are no records, or when the program's outcome decides the verdict anyway."""
     outcome = run.outcome
-    if run.records is None or outcome.infrastructure or outcome.returncode is None or outcome.limit:
+    if (
+        run.records is None
+        or run.too_large
+        or outcome.infrastructure
+        or outcome.returncode is None
+        or outcome.limit
+    ):
         return None
     job = (run.records, plans, problem.dependencies, targets)
     try:

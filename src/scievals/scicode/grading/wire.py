@@ -17,8 +17,12 @@ interpreter can execute it as it is.
 from __future__ import annotations
 
 import base64
+import collections
+import copy
+import keyword
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import numpy
@@ -31,6 +35,13 @@ MAX_SPARSE_DIM = 1 << 24
 MAX_SPARSE_ROWS_LISTED = 1 << 16
 """lil and dok matrices cost a Python object per row or entry: their row count is bounded."""
 SPARSE_FORMATS = ("coo", "csr", "csc", "bsr", "dia", "lil", "dok")
+MAX_RECORD_BYTES = 384 << 20
+"""What one step program may record. The largest targets' values fit: test steps 63.2, 63.4 and
+63.5 hand back grids of up to 4000 x 4000 float64 (about 230 MiB of records for 63.2)."""
+MAX_VIEW_ITEMS = 1 << 20
+"""Items recorded of one iterable that NumPy cannot turn into a plain array."""
+MAX_FIELDS = 256
+_NOT_VIEWED = ("builtins.function", "builtins.builtin_function_or_method", "builtins.method")
 
 
 class NotPlain(Exception):
@@ -93,6 +104,9 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
         and value.dtype.fields is None
     ):
         return {"npscalar": value.dtype.str, "b64": _b64(value.tobytes())}
+    base = _base_form(value, kind, other, depth)
+    if base is not None:
+        return base
     sparse = _sparse_format(kind)
     if sparse is not None:
         coo = value.tocoo()
@@ -109,6 +123,94 @@ def encode(value: Any, other: Callable[[Any], Any] | None = None, depth: int = 0
     if other is None:
         raise NotPlain(kind.__name__)
     return other(value)
+
+
+def _base_form(value: Any, kind: type, other: Callable[[Any], Any] | None, depth: int) -> Any:
+    """A subclass of a plain type, as its plain base holds it (namedtuples keep their field
+    names), read through the base type's own methods, never the subclass's; None otherwise."""
+    if isinstance(value, tuple):
+        form = encode(tuple.__getitem__(value, slice(None)), other, depth)
+        fields = getattr(kind, "_fields", None)
+        if (
+            type(fields) is tuple
+            and len(fields) == len(form["tuple"]) <= MAX_FIELDS
+            and all(type(f) is str and len(f) <= 64 for f in fields)
+        ):
+            form["fields"] = list(fields)
+        return form
+    if isinstance(value, list):
+        return encode(list.__getitem__(value, slice(None)), other, depth)
+    if isinstance(value, dict):
+        form = encode({k: dict.__getitem__(value, k) for k in dict.keys(value)}, other, depth)
+        missing = _missing(value)
+        if missing is not None:
+            form["missing"] = missing
+        return form
+    if isinstance(value, numpy.ndarray) and kind is not numpy.ndarray and kind is not numpy.matrix:
+        return encode(numpy.ndarray.view(value, numpy.ndarray), other, depth)
+    for base in (bool, int, float, complex, str, bytes):
+        if isinstance(value, base) and not isinstance(value, numpy.generic):
+            return encode(getattr(base, f"__{base.__name__}__", base.__repr__)(value))
+    return None
+
+
+def _missing(value: dict[Any, Any]) -> Any:
+    """What reading a missing key gives, for the standard dicts that have a default: a
+    ``defaultdict``'s factory's value (inserted, as it inserts it) or a ``Counter``'s 0."""
+    if isinstance(value, collections.Counter):
+        return {"counter": True}
+    factory = getattr(value, "default_factory", None)
+    if isinstance(value, collections.defaultdict) and factory is not None:
+        try:
+            return {"default": encode(factory())}
+        except Exception:  # noqa: BLE001 - a factory whose value is not plain data
+            return None
+    return None
+
+
+def view_form(value: Any, other: Callable[[Any], Any], depth: int) -> tuple[Any, Any]:
+    """What the benchmark's own operations see of a value that is not plain data: the array
+    NumPy makes of it, or else the items iterating it yields, and its length. (None, None) for
+    functions, classes and modules. The second element is the sandbox's copy of what was
+    recorded (iterating an iterator consumes it: the test must get the same items)."""
+    kind = type(value)
+    if isinstance(value, type) or f"{kind.__module__}.{kind.__name__}" in _NOT_VIEWED:
+        return None, None
+    if kind.__name__ == "module":
+        return None, None
+    form: dict[str, Any] = {
+        "getitem": hasattr(kind, "__getitem__"),
+        "iter": hasattr(kind, "__iter__") or hasattr(kind, "__getitem__"),
+    }
+    try:
+        length = len(value)
+    except Exception:  # noqa: BLE001 - no length: the test gets none either
+        length = None
+    if type(length) is int and length >= 0:
+        form["len"] = length
+    try:
+        array = numpy.asarray(value)
+    except Exception:  # noqa: BLE001 - NumPy cannot make an array of it
+        array = None
+    if (
+        type(array) is numpy.ndarray
+        and array.dtype.kind in SAFE_KINDS
+        and array.dtype.fields is None
+    ):
+        form["array"] = encode(array)
+        return form, ("array", array)
+    if not form["iter"]:
+        return form, None
+    try:
+        items = []
+        for item in value:
+            if len(items) == MAX_VIEW_ITEMS:
+                return form, None
+            items.append(item)
+    except Exception:  # noqa: BLE001 - its iteration failed
+        return form, None
+    form["items"] = [encode(x, other, depth + 1) for x in items]
+    return form, ("items", items)
 
 
 def _sparse_format(kind: type) -> str | None:
@@ -168,8 +270,9 @@ def _raw(text: Any, expected: int) -> bytes:
     return raw
 
 
-def decode(value: Any, handle: Callable[[int], Any] | None = None, depth: int = 0) -> Any:
-    """The plain value a record describes; ``handle`` turns a handle number into its stand-in."""
+def decode(value: Any, handle: Callable[..., Any] | None = None, depth: int = 0) -> Any:
+    """The plain value a record describes; ``handle(number, type_name, view)`` turns a handle
+    into its stand-in."""
     if depth > MAX_DEPTH:
         raise WireError("value nested too deeply")
     if value is None or type(value) in (bool, int, str):
@@ -188,11 +291,13 @@ def decode(value: Any, handle: Callable[[int], Any] | None = None, depth: int = 
         text = _text(value["bytes"], limit=None)
         return _raw(text, _b64_size(text))
     if "tuple" in value:
-        return tuple(decode(x, handle, inner) for x in _items(value["tuple"]))
+        items = tuple(decode(x, handle, inner) for x in _items(value["tuple"]))
+        fields = value.get("fields")
+        return items if fields is None else _named(fields, len(items))(*items)
     if "list" in value:
         return [decode(x, handle, inner) for x in _items(value["list"])]
     if "dict" in value:
-        out = {}
+        out = _dict_kind(value.get("missing"), inner)
         for pair in _items(value["dict"]):
             if not isinstance(pair, list) or len(pair) != 2:
                 raise WireError("malformed dict item")
@@ -234,8 +339,77 @@ def decode(value: Any, handle: Callable[[int], Any] | None = None, depth: int = 
         number = value["handle"]
         if handle is None or type(number) is not int:
             raise WireError("unexpected handle")
-        return handle(number)
+        return handle(
+            number, _text(value.get("type", "object"), limit=128), _view(value, handle, inner)
+        )
     raise WireError(f"unknown record value kind: {sorted(value)[:4]}")
+
+
+class View:
+    """What was recorded of a model object that is not plain data (``view_form``), and which
+    of the benchmark's operations its type has (``[i]``, iteration)."""
+
+    __slots__ = ("length", "array", "items", "getitem", "iterable")
+
+    def __init__(
+        self,
+        length: int | None,
+        array: numpy.ndarray | None,
+        items: list[Any] | None,
+        getitem: bool = False,
+        iterable: bool = False,
+    ) -> None:
+        self.length, self.array, self.items = length, array, items
+        self.getitem, self.iterable = getitem, iterable
+
+
+def _dict_kind(missing: Any, depth: int) -> dict[Any, Any]:
+    """An empty dict that reads a missing key as the model's dict did (``_missing``)."""
+    if missing is None:
+        return {}
+    if missing == {"counter": True}:
+        return collections.Counter()
+    if type(missing) is dict and set(missing) == {"default": None}.keys():
+        default = decode(missing["default"], None, depth)
+        return collections.defaultdict(lambda: copy.deepcopy(default))
+    raise WireError("malformed dict default")
+
+
+def _view(value: dict[str, Any], handle: Callable[..., Any], depth: int) -> View | None:
+    form = value.get("view")
+    if form is None:
+        return None
+    if type(form) is not dict:
+        raise WireError("malformed view")
+    length = form.get("len")
+    if length is not None and not (type(length) is int and 0 <= length < 1 << 48):
+        raise WireError("malformed view length")
+    array = None if form.get("array") is None else decode(form["array"], None, depth)
+    if array is not None and type(array) is not numpy.ndarray:
+        raise WireError("malformed view array")
+    items = form.get("items")
+    if items is not None:
+        items = [decode(x, handle, depth) for x in _items(items)]
+    return View(length, array, items, form.get("getitem") is True, form.get("iter") is True)
+
+
+@lru_cache(maxsize=256)
+def _named_class(fields: tuple[str, ...]) -> type:
+    return collections.namedtuple("Result", fields)
+
+
+def _named(fields: Any, size: int) -> Callable[..., tuple[Any, ...]]:
+    """A namedtuple type with these field names; a plain tuple where they cannot be names
+    (``namedtuple(..., rename=True)`` makes ``_0``): the fields only serve attribute reads."""
+    names = tuple(_text(f) for f in _items(fields))
+    if (
+        len(names) != size
+        or size > MAX_FIELDS
+        or len(set(names)) != size
+        or not all(n.isidentifier() and not keyword.iskeyword(n) and n[0] != "_" for n in names)
+    ):
+        return lambda *items: items
+    return _named_class(names)
 
 
 def _text(value: Any, limit: int | None = 64) -> str:
@@ -254,7 +428,7 @@ def _b64_size(text: str) -> int:
     return len(text) // 4 * 3 - text[-2:].count("=") if text else 0
 
 
-def _sparse(value: dict[str, Any], handle: Callable[[int], Any] | None, depth: int) -> Any:
+def _sparse(value: dict[str, Any], handle: Callable[..., Any] | None, depth: int) -> Any:
     import scipy.sparse
 
     fmt = value["sparse"]
