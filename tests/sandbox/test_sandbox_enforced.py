@@ -64,7 +64,10 @@ def test_fallback_is_described_honestly():
     assert said["pids"].startswith("RLIMIT_NPROC on the execution's uid + watcher (no pids cgroup")
     assert said["seccomp"] == "off: simulated host"
     assert said["keyring"] == "fresh session keyring"
-    assert said["disk"] == "no cap (simulated host); only RLIMIT_FSIZE 256 MiB per file"
+    assert (
+        said["disk"]
+        == f"no cap (simulated host); only RLIMIT_FSIZE {Limits().file_mib} MiB per file"
+    )
 
 
 @pytest.mark.slow
