@@ -75,3 +75,32 @@ def test_an_eval_of_hostile_replies_completes(tmp_path: Path) -> None:
     [log] = inspect_eval(task, model=scripted(reply), display="none", log_dir=str(tmp_path))
     assert log.status == "success", log.error
     assert log.samples and all(set(s.scores or {}) == {"faithful", "robust"} for s in log.samples)
+
+
+@needs_data
+def test_a_scorer_that_raises_fails_its_line_only(tmp_path: Path, monkeypatch) -> None:
+    """The backstop behind the total parsers: a scorer's exception is that reply's failed
+    verdict (rule ``scorer-error: ...``) and the lines after it are graded."""
+    from scievals.inputs import read_jsonl
+    from scievals.scibench import grade as grade_module
+
+    real = grade_module.robust_score
+
+    def flaky(reply: str, *args: object) -> object:
+        if reply == "boom":
+            raise OverflowError("a scorer bug")
+        return real(reply, *args)
+
+    monkeypatch.setattr(grade_module, "robust_score", flaky)
+    source = Source(data_dir=str(DATA))
+    answer = source.book("atkins")[1].answer_number
+    path = tmp_path / "replies.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"book": "atkins", "index": i, "response": r}) + "\n"
+            for i, r in enumerate(["boom", f"\\boxed{{{answer}}}"])
+        )
+    )
+    results = list(grade_module.grade_lines(read_jsonl(path, grade_module.FIELDS), source))
+    assert results[0]["correct"] is False and results[0]["rule"] == "scorer-error: OverflowError"
+    assert len(results) == 2 and results[1]["correct"] is True

@@ -15,6 +15,7 @@ from scievals.scibench.faithful import faithful_score
 from scievals.scibench.metrics import Row, summary
 from scievals.scibench.robust import robust_score
 from scievals.scibench.units import official_unit
+from scievals.scibench.verdict import Verdict
 
 GradeScorer = Literal["faithful", "robust"]
 FIELDS = {"book": str, "index": int, "response": str}
@@ -36,7 +37,10 @@ def grade_lines(
         if not 0 <= index < len(books[book]):
             raise line.error(f"{book} has {len(books[book])} problems, no {index}")
         record = books[book][index]
-        verdict = score(response, record.answer_number, official_unit(record.unit))
+        try:
+            verdict = score(response, record.answer_number, official_unit(record.unit))
+        except Exception as exc:  # noqa: BLE001 - the backstop: one reply never stops the run
+            verdict = Verdict(False, None, f"scorer-error: {type(exc).__name__}", False)
         yield {
             "book": book,
             "index": index,
