@@ -11,6 +11,7 @@ a round trip over two pipes, not an interpreter start.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import fcntl
 import json
@@ -355,11 +356,11 @@ class Pool:
         return [p for w in list(self._workers) if not w.dead and (p := w.pid()) is not None]
 
     def close(self) -> None:
-        """Stop every idle worker (busy ones finish their job and see their input close)."""
+        """Stop every worker: at the harness's exit, so that none outlives it even briefly."""
         with self._changed:
-            idle, self._idle = self._idle, []
-            self._count -= len(idle)
-        for worker in idle:
+            workers = list(self._workers)
+            self._idle, self._count = [], 0
+        for worker in workers:
             worker.kill()
 
 
@@ -375,6 +376,7 @@ def pool() -> Pool:
     with _shared_lock:
         if not _shared:
             _shared.append(Pool(os.cpu_count() or 1))
+            atexit.register(_shared[0].close)
         return _shared[0]
 
 
