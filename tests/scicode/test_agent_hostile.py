@@ -44,9 +44,10 @@ if _left or _loaded:
 SNOOP = (
     r"find / \( -name '*.h5' -o -name '*.jsonl' -o -name 'test_data*' -o -name '*regenerated*'"
     r" -o -name 'scievals-records*' -o -name '*.py' -path '*scicode*' \) -not -path '*/h5py/*'"
-    " -not -path '/proc/*' 2>/dev/null | head -40; ls -la ~ /tmp /root/.cache/scievals; env;"
-    " cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '; ps -eo pid,args"
+    " -not -path '/proc/*' 2>/dev/null | head -40; ls -la ~ /tmp /root/.cache/scievals; env"
 )
+# Counts the processes still sleeping from LINGER (the bracket keeps grep from matching itself).
+LINGERING = "ps -eo pid,args | grep -c 'time.slee[p](600)'"
 
 
 def gold(step: str) -> str:
@@ -117,6 +118,7 @@ def hostile(tmp_path_factory, dev_targets_file):
             # looks for targets and test code, then answers with what it planted
             "n_tangle": [
                 bash(SNOOP),
+                bash(LINGERING),
                 python("import os; print(sorted(os.listdir('.')))"),
                 submit(fenced("from agent_planted import n_tangle")),
             ],
@@ -127,7 +129,7 @@ def hostile(tmp_path_factory, dev_targets_file):
         model,
         ["1", "3", "4", "6", "7", "19"],
         previous_steps="gold",
-        agent_message_limit=10,
+        agent_message_limit=14,
         agent_tool_call_limit=4,
         agent_tool_timeout=5,
         agent_time_limit=240,
@@ -182,9 +184,8 @@ def test_files_and_processes_the_agent_leaves_never_reach_grading(hostile):
     assert steps["19.2"]["reason_kind"] == "exception"
     assert "No module named 'agent_planted'" in steps["19.2"]["reason"]
     # the agent's own environment keeps its files between steps, not its processes
-    snoop = _tool_text(events[3])
-    assert "time.sleep(600)" not in snoop
-    assert "agent_planted.py" in _tool_text(events[4])
+    assert _tool_text(events[4]).strip().endswith("0")
+    assert "agent_planted.py" in _tool_text(events[5])
 
 
 def test_agent_never_sees_targets_or_test_code(hostile):
@@ -197,7 +198,7 @@ def test_agent_never_sees_targets_or_test_code(hostile):
             for line in test.splitlines():
                 if "assert" in line or "target" in line:
                     assert line.strip() not in seen, line
-    for secret in (dev_targets_path().name, "problems_dev", "test_data", "scievals-records"):
+    for secret in (dev_targets_path().name, "problems_dev", "test_data.h5", "scievals-records"):
         assert secret not in seen, secret
 
 

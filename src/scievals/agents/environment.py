@@ -1,13 +1,12 @@
 """Where an agent's tools run: never where its answer is graded.
 
 Grading must see nothing the agent left (files, ``sitecustomize.py``, modules on the path,
-processes). In our sandbox every tool call and every step program already gets its own process
-tree (a pid namespace killed when it ends) and its own ``/tmp``, and each step program a fresh
-sample directory; so the agent may use the sample's default environment, whose directory no
-step program sees. Docker gives a sample one container that its step programs share, so an
-agent there gets a container of its own: the service ``agent`` of our compose file, a copy of
-the first runtime's with its own working volume. Any other provider must offer an ``agent``
-environment itself, or the run stops at its first sample saying so.
+processes), so an agent works in an environment of its own, ``agent``, and its answers are
+graded in the sample's others. In our sandbox that is a directory of its own (every tool call
+and every program already gets its own process tree, killed when it ends, and its own
+``/tmp``); under Docker a container of its own: the service ``agent`` of our compose file, a
+copy of the first runtime's with its own working volume. Any other provider must offer an
+``agent`` environment itself, or the run stops at its first sample saying so.
 """
 
 from __future__ import annotations
@@ -21,29 +20,22 @@ from inspect_ai.util import sandbox
 
 from scievals.inputs import InputError
 from scievals.paths import cache_dir
-from scievals.sandbox.provider import ScievalsSandbox
+from scievals.sandbox.provider import AGENT_ENVIRONMENT, ScievalsSandboxConfig
 
-AGENT_ENVIRONMENT = "agent"
 AGENT_VOLUME = "work-agent"
 
 
-def agent_sandbox() -> str | None:
-    """The environment the current sample's agent works in (None: the sample's default)."""
+def agent_sandbox() -> str:
+    """The environment the current sample's agent works in; an ``InputError`` without one."""
     try:
         sandbox(AGENT_ENVIRONMENT)
-        return AGENT_ENVIRONMENT
     except ValueError:
-        pass
-    try:
-        sandbox().as_type(ScievalsSandbox)  # Inspect hands solvers a proxy of the sandbox
-        return None
-    except TypeError:
-        pass
-    raise InputError(
-        "an agent needs an environment apart from the one its answers are graded in: use "
-        "sandbox=scievals or sandbox=docker (a container of its own), or give the sandbox's "
-        f"configuration a service named {AGENT_ENVIRONMENT!r}"
-    )
+        raise InputError(
+            "an agent needs an environment apart from those its answers are graded in: use "
+            "the task's sandbox=scievals or sandbox=docker (not an eval-level --sandbox), or "
+            f"give the sandbox's configuration a service named {AGENT_ENVIRONMENT!r}"
+        ) from None
+    return AGENT_ENVIRONMENT
 
 
 def with_agent_service(compose: Path) -> Path:
@@ -66,9 +58,12 @@ def with_agent_service(compose: Path) -> Path:
 
 
 def agent_sandbox_spec(sandbox: str, spec: str | tuple[str, Any]) -> str | tuple[str, Any]:
-    """The task's sandbox ``spec`` (from its parameter ``sandbox``) for an agentic run: a bare
-    ``docker`` (our compose file) gains the agent's service; other specs are kept (ours needs
-    none, the others are checked at each sample)."""
+    """The task's sandbox ``spec`` (from its parameter ``sandbox``) for an agentic run: ours
+    gives each sample an agent environment, a bare ``docker`` (our compose file) gains the
+    agent's service; other specs are kept (checked at each sample)."""
+    if sandbox == "scievals":
+        config = spec[1] if isinstance(spec, tuple) else ScievalsSandboxConfig()
+        return "scievals", config.model_copy(update={"agent": True})
     if sandbox == "docker" and isinstance(spec, tuple):
         return "docker", str(with_agent_service(Path(spec[1])))
     return spec

@@ -41,6 +41,8 @@ from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_en
 
 _DEFAULTS = Limits()
 NOTE = "scievals-sandbox: "
+AGENT_ENVIRONMENT = "agent"
+"""The environment an agent's tools run in, apart from those its answers are graded in."""
 
 
 class ScievalsSandboxConfig(BaseModel, frozen=True):
@@ -62,6 +64,8 @@ class ScievalsSandboxConfig(BaseModel, frozen=True):
     runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
     """Scoring runtimes each sample gets: the first as ``default``, each other one as the
     environment ``runtime_environment(NAME)`` names (see ``runtime.py``)."""
+    agent: bool = False
+    """Each sample also gets ``AGENT_ENVIRONMENT``: the first runtime, a directory of its own."""
 
     @field_validator("runtimes", mode="before")
     @classmethod
@@ -139,6 +143,9 @@ class ScievalsSandbox(SandboxEnvironment):
         for index, name in enumerate(chosen.runtimes):
             eng = await anyio.to_thread.run_sync(engine, name)
             environments[runtime_environment(name, index)] = cls(chosen, eng)
+        if chosen.agent:
+            first = await anyio.to_thread.run_sync(engine, chosen.runtimes[0])
+            environments[AGENT_ENVIRONMENT] = cls(chosen, first)
         return environments
 
     @classmethod

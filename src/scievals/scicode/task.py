@@ -267,12 +267,14 @@ def _solver(config: SciCodeConfig) -> Solver:
 
 
 def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConfig | str]:
+    spec: str | tuple[str, ScievalsSandboxConfig | str]
     if config.sandbox != "scievals":  # a bare docker: our compose file for these runtimes
         from scievals.sandbox.environments import sandbox_spec
 
         spec = sandbox_spec(config.sandbox, config.runtime_names)
-        return agent_sandbox_spec(config.sandbox, spec) if config.agent else spec
-    return config.sandbox, sandbox_config(config.step_timeout, config.runtime_names)
+    else:
+        spec = config.sandbox, sandbox_config(config.step_timeout, config.runtime_names)
+    return agent_sandbox_spec(config.sandbox, spec) if config.agent else spec
 
 
 def _protocol(config: SciCodeConfig, problems: tuple[Problem, ...], targets: str) -> dict[str, Any]:
