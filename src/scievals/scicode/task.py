@@ -274,7 +274,10 @@ def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConf
         spec = sandbox_spec(config.sandbox, config.runtime_names)
     else:
         spec = config.sandbox, sandbox_config(config.step_timeout, config.runtime_names)
-    return agent_sandbox_spec(config.sandbox, spec) if config.agent else spec
+    # whole_problem too: a --solver answering it can run its tools in the agent environment
+    return (
+        agent_sandbox_spec(config.sandbox, spec) if config.agent or config.whole_problem else spec
+    )
 
 
 def _protocol(config: SciCodeConfig, problems: tuple[Problem, ...], targets: str) -> dict[str, Any]:
