@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import csv
 import io
+import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -44,6 +45,14 @@ def test_html_pages_link_only_files_that_exist(html_report: Path) -> None:
         parser = _Links()
         parser.feed((html_report / name).read_text(encoding="utf-8"))
         links[name] = set(parser.links) - {"data:,"}  # the empty icon: nothing to fetch
+    # published rows cite their source: a link to follow, never something the page loads
+    sources = {link for page in links.values() for link in page if link.startswith("https://")}
+    assert sources == {
+        "https://scicode-bench.github.io/leaderboard/",
+        "https://arxiv.org/abs/2407.13168",
+        "https://arxiv.org/abs/2307.10635",
+    }
+    links = {name: page - sources for name, page in links.items()}
     assert links["report.html"] == {
         "leaderboard.html",
         "scicode_runs.png",
@@ -65,7 +74,9 @@ def test_html_pages_link_only_files_that_exist(html_report: Path) -> None:
         path = html_report / link
         assert path.read_bytes().startswith(PNG_MAGIC) if link.endswith(".png") else path.exists()
     for name in links:
-        assert "http" not in (html_report / name).read_text(encoding="utf-8")  # opens from disk
+        # opens from disk: the only web addresses are the cited sources' links, never loaded
+        page = (html_report / name).read_text(encoding="utf-8")
+        assert not re.search(r'src="https?:|url\(https?:|<link[^>]+https?:', page)
 
 
 def test_html_escapes_what_comes_from_logs(html_report: Path) -> None:
@@ -80,6 +91,9 @@ def test_html_holds_the_tables(html_report: Path) -> None:
         "scicode_results",
         "scicode_protocol",
         "scicode_published",
+        "scicode_pass_at_k",
+        "scicode_usage",
+        "scibench_usage",
         "scicode_problems",
         "scicode_failures",
         "scicode_comparisons",
@@ -113,6 +127,9 @@ def test_csv_tables_keep_interval_bounds_apart(logs: Logs, tmp_path: Path) -> No
         "scicode_protocol.csv",
         "scibench_protocol.csv",
         "scicode_published.csv",
+        "scicode_pass_at_k.csv",
+        "scicode_usage.csv",
+        "scibench_usage.csv",
         "scicode_problems.csv",
         "scicode_failures.csv",
         "scicode_comparisons.csv",

@@ -3,14 +3,16 @@ paired comparisons. Pure over the loaded runs, so tests can check every cell."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
 from scievals.report import outcomes as oc
+from scievals.report.evaluation import evaluation_table
 from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
 from scievals.report.tables import Pct, Table, count
+from scievals.report.usage import Price, usage_table
 from scievals.scicode.grading.runner import REASON_KINDS
 from scievals.stats import Estimate, Paired, estimate, paired
 
@@ -508,10 +510,14 @@ def comparison_tables(benchmark: str, comparisons: Sequence[Comparison]) -> list
 
 
 def build_sections(
-    runs: Sequence[Run], pairs: Sequence[tuple[Run, Run]] | None = None
+    runs: Sequence[Run],
+    pairs: Sequence[tuple[Run, Run]] | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> list[Section]:
-    """All tables of the report, one section per benchmark that has runs."""
+    """All tables of the report, one section per benchmark that has runs (costs from
+    ``prices``, dollars per million tokens by model)."""
     pairs = default_pairs(runs) if pairs is None else pairs
+    prices = prices or {}
     sections = []
     for bench in dict.fromkeys(r.benchmark for r in runs):  # in run order: scicode first
         bruns = [r for r in runs if r.benchmark == bench]
@@ -520,6 +526,9 @@ def build_sections(
             tables.append(passes)
         if pub := published_table(bench, bruns):
             tables.append(pub)
+        if beside := evaluation_table(bench, bruns, prices):
+            tables.append(beside)
+        tables.append(usage_table(bench, bruns, prices))
         if bench == "scibench":
             tables += [scibench_group_table(bruns, "book"), scibench_group_table(bruns, "subject")]
         elif bench == "scicode":

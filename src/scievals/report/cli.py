@@ -9,9 +9,12 @@ import sys
 def _cmd_report(ns: argparse.Namespace) -> int:
     """Write the report, then print the results tables (fit to a terminal) and where it is."""
     from scievals.report import terminal
+    from scievals.report.usage import parse_price, read_prices
     from scievals.report.write import write_report
 
-    written = write_report(ns.logs, ns.out, ns.format, ns.compare)
+    prices = read_prices(ns.prices) if ns.prices else {}
+    prices |= dict(parse_price(spec) for spec in ns.price or [])
+    written = write_report(ns.logs, ns.out, ns.format, ns.compare, prices)
     for note in written.notes:
         print(f"scievals report: {terminal.printable(note)}", file=sys.stderr)
     print(f"wrote {len(written.files)} file(s) to {ns.out}", file=sys.stderr)
@@ -43,5 +46,15 @@ def register(groups: dict) -> None:
         metavar=("A", "B"),
         help="compare run A with run B (r1, r2, ... or a log path); repeatable; "
         "default: every pair of runs of one benchmark sharing problems",
+    )
+    parser.add_argument(
+        "--price",
+        action="append",
+        metavar="MODEL=IN,OUT",
+        help="dollars per million input and output tokens of a model (full name or its last "
+        "part), for the cost of each run; repeatable, and wins over --prices",
+    )
+    parser.add_argument(
+        "--prices", metavar="FILE", help="a file of MODEL=IN,OUT lines (# comments)"
     )
     parser.set_defaults(func=_cmd_report)

@@ -2,15 +2,17 @@
 
 Runs are grouped by the protocol record their task wrote (every key, whatever it holds), so runs
 measured differently never share a table or a row. Each row is a model with its headline scores,
-95% intervals drawn as bars, and counts; published figures measured under the same protocol sit
-beside them, marked as such; each table has its plot. Sorting is a few lines of inline script on
+95% intervals drawn as bars, and counts, pass@k with several epochs, the published value of the
+same model under the same protocol and ours minus it, tokens, time and cost; published figures
+measured under the same protocol sit beside them, marked as such, linked to their source; each
+table has its plot. Sorting is a few lines of inline script on
 ``data-v`` values: the page needs no server and fetches nothing.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 
@@ -28,10 +30,12 @@ from scievals.report.build import (
     pass_at_cell,
     pass_at_label,
 )
+from scievals.report.evaluation import versus
 from scievals.report.html import STYLE, figure_html, page
 from scievals.report.load import Run
 from scievals.report.published import references_for
 from scievals.report.tables import Pct, text
+from scievals.report.usage import Price, dollars, duration, usage
 from scievals.stats import Estimate, estimate
 
 BAR = 120  # pixels for 0..100%
@@ -102,14 +106,40 @@ def _pass_at(cell: Pct | None) -> str:
     return _cell(-1, "-") if cell is None else _cell(f"{cell.value:.4f}", escape(text(cell)))
 
 
-def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
+def _versus(run: Run) -> str:
+    """The published values of this run's model and protocol, and ours minus each."""
+    found = versus(run)
+    shown = "; ".join(
+        f"{oc.metric_label(v.metric)} {v.published:.1f} ({v.ref.source}): "
+        f"{v.delta:+.1f}, {'outside' if v.outside else 'inside'} our CI"
+        for v in found
+    )
+    return _cell(f"{found[0].delta:.4f}", escape(shown)) if found else _cell(-1, "-")
+
+
+def _usage(run: Run, prices: Mapping[str, Price]) -> list[str]:
+    u = usage(run, prices)
+    tokens = f"{u.input:,} / {u.output:,} / {u.reasoning:,}"
+    return [
+        _cell(u.input + u.output, escape(tokens)),
+        _cell(-1 if u.seconds is None else u.seconds, escape(duration(u.seconds))),
+        _cell(-1 if u.cost is None else u.cost, escape(dollars(u.cost))),
+    ]
+
+
+def _table(
+    index: int, benchmark: str, runs: list[Run], out: Path, prices: Mapping[str, Price]
+) -> list[str]:
     metrics = headline_metrics(runs)
     differ = differing(runs)
     repeated = any(run.epochs > 1 for run in runs)
+    beside = any(versus(run) for run in runs)
     head = ["model", "run"]
     for m in metrics:
         head += [f"{oc.metric_label(m)} % [95% CI]", count_label(m)]
         head += [pass_at_label(m)] if repeated else []
+    head += ["published, same model: value (source): ours - published"] if beside else []
+    head += ["tokens in / out / reasoning", "wall time", "cost"]
     head += ["settings"] if differ else []
     rows: list[tuple[float, str]] = []
     for run in runs:
@@ -118,15 +148,20 @@ def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
         for m in metrics:
             cells += [_score(ests.get(m)), _cell(k_of_n(ests.get(m)))]
             cells += [_pass_at(pass_at_cell(run, m))] if repeated else []
+        cells += [_versus(run)] if beside else []
+        cells += _usage(run, prices)
         cells += [_cell(describe_settings(run, differ))] if differ else []
         first = ests.get(metrics[0])
         rows.append((first.value if first else -1.0, f"<tr>{''.join(cells)}</tr>"))
     for ref in references_for(runs[0].protocol):
-        cells = [_cell(ref.model), _cell(f"published: {ref.source}")]
+        link = f'<a href="{escape(ref.url, quote=True)}">{escape(ref.source)}</a>'
+        cells = [_cell(ref.model), _cell(f"published: {ref.source}", f"published: {link}")]
         for m in metrics:
             value = ref.metrics.get(m)
             cells += [_cell(-1, "-") if value is None else _cell(value, f"{value:.1f}"), _cell("")]
             cells += [_cell(-1, "-")] if repeated else []
+        cells += [_cell(-1, "-")] if beside else []
+        cells += [_cell(-1, "-")] * 3
         cells += [_cell("")] if differ else []
         key = ref.metrics.get(metrics[0], -1.0) / 100
         rows.append((key, f'<tr class="published">{"".join(cells)}</tr>'))
@@ -146,13 +181,13 @@ def _table(index: int, benchmark: str, runs: list[Run], out: Path) -> list[str]:
     ]
 
 
-def render(runs: Sequence[Run], out: Path) -> str:
-    """The page; writes each table's plot into ``out`` beside it."""
+def render(runs: Sequence[Run], out: Path, prices: Mapping[str, Price] | None = None) -> str:
+    """The page; writes each table's plot into ``out`` beside it (costs from ``prices``)."""
     body = [
         "<h1>scievals leaderboard</h1>",
         '<nav><a href="report.html">Full report</a></nav>',
         f'<p class="note">{escape(INTERVAL_NOTE)}</p>',
     ]
     for i, (benchmark, members) in enumerate(groups(runs), 1):
-        body += _table(i, benchmark, members, out)
+        body += _table(i, benchmark, members, out, prices or {})
     return page("scievals leaderboard", body, BOARD_STYLE, SORT)

@@ -13,6 +13,7 @@ import re
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,12 @@ class Run:
     max_tokens: int | None = None
     task_args: dict[str, Any] = field(default_factory=dict)
     parts: tuple[str, ...] = ()  # the logs a combined run was made from; () for one log
+    usage: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Model -> its token counts (``input``, ``output``, ``reasoning``, ``cache``), all logs."""
+    seconds: float | None = None  # wall time of the eval (summed over a combined run's logs)
+    started: str = ""
+    completed: str = ""
+    versions: dict[str, str] = field(default_factory=dict)  # packages the log records
     name: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -163,6 +170,27 @@ def _ran_in(log: EvalLog, protocol: dict[str, Any]) -> dict[str, Any]:
     return {"sandbox": f"{actual} (eval-level --sandbox; the task asked for {recorded})"}
 
 
+def _usage(log: EvalLog) -> dict[str, dict[str, int]]:
+    """Tokens per model as Inspect counted them (cache reads and writes together)."""
+    return {
+        model: {
+            "input": u.input_tokens,
+            "output": u.output_tokens,
+            "reasoning": u.reasoning_tokens or 0,
+            "cache": (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0),
+        }
+        for model, u in (log.stats.model_usage or {}).items()
+    }
+
+
+def _seconds(start: str, end: str) -> float | None:
+    """Seconds between two of Inspect's ISO times; None when either is missing or unreadable."""
+    try:
+        return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+    except (TypeError, ValueError):
+        return None
+
+
 def run_from_log(log: EvalLog) -> Run:
     """A Run from a log read with its samples; an InputError if the log has no protocol.
 
@@ -195,6 +223,11 @@ def run_from_log(log: EvalLog) -> Run:
         errors=errors,
         max_tokens=effective_generate_config(log).max_tokens,
         task_args=dict(log.eval.task_args or {}),
+        usage=_usage(log),
+        seconds=_seconds(log.stats.started_at, log.stats.completed_at),
+        started=log.stats.started_at or "",
+        completed=log.stats.completed_at or "",
+        versions={str(k): str(v) for k, v in (log.eval.packages or {}).items()},
     )
 
 
@@ -309,6 +342,13 @@ def _combine(shards: list[Run]) -> Run:
     samples = [s for r in shards for s in r.samples]
     samples.sort(key=lambda s: (natural_key(s.id), s.epoch))
     first = shards[0]
+    usage: dict[str, dict[str, int]] = {}
+    for shard in shards:
+        for model, counts in shard.usage.items():
+            mine = usage.setdefault(model, dict.fromkeys(counts, 0))
+            for key, value in counts.items():
+                mine[key] = mine.get(key, 0) + value
+    seconds = [r.seconds for r in shards]
     return Run(
         path=" + ".join(r.path for r in shards),
         task=first.task,
@@ -322,5 +362,10 @@ def _combine(shards: list[Run]) -> Run:
         errors=sum(r.errors for r in shards),
         max_tokens=first.max_tokens,
         parts=tuple(r.path for r in shards),
+        usage=usage,
+        seconds=None if None in seconds else sum(s for s in seconds if s is not None),
+        started=min(r.started for r in shards),
+        completed=max(r.completed for r in shards),
+        versions=first.versions,
         notes=[f"combined from {len(shards)} logs over disjoint problems"],
     )

@@ -13,7 +13,7 @@ from scievals.report.build import DIFFERS, Section
 from scievals.report.tables import Table, text
 
 WIDTH = 110
-SQUEEZABLE = ((DIFFERS, 16), ("model", 16))  # (column, narrowest it may become)
+SQUEEZABLE = ((DIFFERS, 16), ("source", 16), ("model", 16))  # (column, narrowest it may become)
 HEADER_MIN = 3
 GAP = "  "
 
@@ -65,8 +65,16 @@ def render(table: Table, width: int = WIDTH) -> str:
     return "\n".join(lines)
 
 
+SUMMARY_TABLES = ("_versus_published", "_usage")
+"""Besides the results: ours beside published, and tokens, time and cost."""
+
+
 def summary(sections: Sequence[Section], report: str, width: int = WIDTH) -> str:
-    """Every benchmark's results table, then where the full report is."""
-    parts = [render(section.tables[0], width) for section in sections]
+    """Every benchmark's results table, ours beside published values, tokens, time and cost,
+    then where the full report is."""
+    parts = []
+    for section in sections:
+        parts.append(render(section.tables[0], width))
+        parts += [render(t, width) for t in section.tables if t.key.endswith(SUMMARY_TABLES)]
     parts.append(f"Full report (protocol, breakdowns, comparisons, plots): {report}")
     return "\n\n".join(parts) + "\n"

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -14,6 +14,7 @@ from scievals.report.build import Section, build_sections
 from scievals.report.load import Run, load_runs
 from scievals.report.names import report_file
 from scievals.report.tables import to_csv, to_markdown
+from scievals.report.usage import Price
 
 Format = Literal["md", "csv", "html"]
 
@@ -74,15 +75,18 @@ def write_report(
     out: str | Path,
     fmt: Format = "md",
     compare: Sequence[Sequence[str]] | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> Written:
-    """Read the logs under ``paths``, write the report into ``out``, and nowhere else.
+    """Read the logs under ``paths``, write the report into ``out``, and nowhere else; costs
+    come from ``prices`` (model -> dollars per million tokens).
 
     A log the report cannot use is skipped with a note; an InputError when none is usable.
     """
     runs, notes = load_runs(paths, check=lambda run: build_sections([run]))
     if not runs:
         raise InputError(_nothing_to_report(paths, notes))
-    sections = build_sections(runs, resolve_pairs(runs, compare) if compare else None)
+    prices = prices or {}
+    sections = build_sections(runs, resolve_pairs(runs, compare) if compare else None, prices)
     out = Path(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -108,7 +112,7 @@ def write_report(
             html.render(sections, [f"{r.name}: {r.path}" for r in runs], notes), encoding="utf-8"
         )
         board = report_file(out, "leaderboard", ".html")
-        board.write_text(leaderboard.render(runs, out), encoding="utf-8")
+        board.write_text(leaderboard.render(runs, out, prices), encoding="utf-8")
         written += [page, board]
     return Written(written, sections, notes)
 
