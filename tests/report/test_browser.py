@@ -1,8 +1,9 @@
 """The HTML report and leaderboard as a person sees them: rendered by headless Chromium at
 1,400 x 900 px, read from the laid-out page (positions, decoded images, console), not the source.
 
-Logs: the scripted runs of conftest (three SciCode, two SciBench), plus the real SciBench task
-answered by a mock model when the data copy is there. Skipped, with the reason, where Chromium
+Logs: the scripted runs of conftest (three SciCode, two SciBench), a scripted SciCode run of a
+model named ``gpt-4o`` under the leaderboard's protocol (so a published row sits beside it), plus
+the real SciBench task answered by a mock model when the data copy is there. Skipped, with the reason, where Chromium
 is missing or cannot start (scripts/setup_chromium.sh installs it).
 """
 
@@ -18,7 +19,7 @@ from inspect_ai import eval
 from scievals.report import write_report
 
 from .browser import Browser, executable
-from .conftest import Logs
+from .conftest import SCICODE_ALPHA, Logs, run_task, scicode_task
 from .test_real_tasks import DATA, _reply
 
 WIDTH, HEIGHT = 1400, 900
@@ -64,6 +65,7 @@ def report(logs: Logs, tmp_path_factory: pytest.TempPathFactory) -> Path:
         logs.scibench_beta,
     ):
         shutil.copy(path, root)
+    run_task(scicode_task({(p, 1): s for p, s in SCICODE_ALPHA.items()}), "gpt-4o", root)
     if (DATA / "old" / "dataset").is_dir():
         from inspect_ai.model import get_model
 
@@ -111,3 +113,30 @@ def test_leaderboard_draws_intervals_and_sorts(browser: Browser, report: Path) -
     assert browser.evaluate(column) == sorted(before)
     browser.evaluate("document.querySelectorAll('table.board th')[2].click()")
     assert browser.evaluate(column) == sorted(before, reverse=True)
+
+
+PUBLISHED = """
+Array.from(document.querySelectorAll("#t-scicode_versus_published tbody tr")).map((row) => {
+  const r = row.getBoundingClientRect();
+  return {cells: Array.from(row.cells).map((c) => c.textContent), right: r.right, w: r.width};
+})
+"""
+BESIDE = """
+Array.from(document.querySelectorAll("table.board tbody tr"))
+  .filter((row) => row.cells[0].textContent === "mockllm/gpt-4o")
+  .map((row) => Array.from(row.cells).map((c) => c.textContent))
+"""
+
+
+def test_a_published_value_sits_beside_the_matching_run(browser: Browser, report: Path) -> None:
+    assert browser.open(report / "report.html") == []
+    rows = browser.evaluate(PUBLISHED)
+    main = next(r for r in rows if r["cells"][2] == "main problems")
+    # ours 2 of 4 problems [6.8, 93.2]; the leaderboard's GPT-4o 1.5%, outside that interval
+    assert main["cells"][3:7] == ["50.0 [6.8, 93.2]", "1.5", "+48.5", "outside"]
+    assert main["cells"][10].startswith("SciCode leaderboard (https://")
+    assert all(r["w"] > 0 and r["right"] <= WIDTH for r in rows)
+    browser.screenshot(report / "report_screen.png")
+    assert browser.open(report / "leaderboard.html") == []
+    [board_row] = browser.evaluate(BESIDE)
+    assert "main problems 1.5 (SciCode leaderboard): +48.5, outside our CI" in " ".join(board_row)
