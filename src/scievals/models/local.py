@@ -15,6 +15,14 @@ has no repeat penalty (llama-cpp-python's server applies 1.1 unless the request 
 A llama.cpp context is not thread-safe and holds the whole model in memory, so each process
 loads one ``Llama`` per model file and serves requests one at a time in a worker thread (the
 event loop stays free for sandboxes and scoring while the model computes).
+
+Tools (an agentic run): llama.cpp's chat completion returns no tool calls of its own for a
+GGUF's template, so tools are offered as Inspect's OpenAI-compatible providers offer them to
+models without native tool calling (``emulate_tools``): a system prompt lists them and asks for
+``<tool_call>{"name": ..., "arguments": ...}</tool_call>``, and earlier calls and results are
+written back the same way. Calls are parsed from the reply by Inspect's parser for prompted
+tool calls (its ``hf`` provider's): tagged, fenced JSON, or the bare JSON small models often
+write instead.
 """
 
 from __future__ import annotations
@@ -39,10 +47,17 @@ from inspect_ai.model import (
     ModelUsage,
     StopReason,
 )
+from inspect_ai.model._providers.openai_compatible import (  # inspect-evals-lint: ignore[IECQ001] -- Inspect's emulated tool calling (emulate_tools) has no public export
+    OpenAICompatibleHandler,
+)
+from inspect_ai.model._providers.util import (  # inspect-evals-lint: ignore[IECQ001] -- as above
+    ChatAPIMessage,
+    HFHandler,
+    chat_api_input,
+)
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from scievals.artifacts import ArtifactError
-from scievals.inputs import InputError
 from scievals.models.files import resolve
 
 if TYPE_CHECKING:
@@ -142,25 +157,28 @@ class LocalModel(ModelAPI):
         tool_choice: ToolChoice,
         config: GenerateConfig,
     ) -> tuple[ModelOutput, ModelCall]:
-        if tools:
-            raise InputError("scievals/local models do not support tool calling")
-        request = self._request(input, config)
+        offered = tools if tools and tool_choice != "none" else []
+        request = self._request(input, offered, config)
         started = time.monotonic()
         response = await anyio.to_thread.run_sync(self._complete, request)
         elapsed = time.monotonic() - started
         call = ModelCall.create(
             {"model_file": str(self.path), "n_ctx": self.n_ctx, **request}, response, time=elapsed
         )
-        return self._output(response, elapsed), call
+        return self._output(response, elapsed, offered), call
 
-    def _request(self, input: list[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
-        messages = []
-        for message in input:
-            if message.role == "tool":
-                raise InputError("scievals/local models do not support tool messages")
-            messages.append({"role": message.role, "content": message.text})
+    def _handler(self) -> OpenAICompatibleHandler:
+        return OpenAICompatibleHandler(f"local/{self.local_name}")
+
+    def _parser(self) -> HFHandler:
+        # a family none of its model-specific rules claim: every prompted format is tried
+        return HFHandler(f"local/{self.local_name}", model_family="gguf")
+
+    def _request(
+        self, input: list[ChatMessage], tools: list[ToolInfo], config: GenerateConfig
+    ) -> dict[str, Any]:
         request: dict[str, Any] = {
-            "messages": messages,
+            "messages": _one_system(chat_api_input(input, tools, self._handler())),
             "max_tokens": config.max_tokens or self.default_max_tokens,
             "temperature": config.temperature if config.temperature is not None else 0.0,
         }
@@ -202,7 +220,9 @@ class LocalModel(ModelAPI):
                     raise
                 return {"error": str(exc), "choices": [], "usage": None}
 
-    def _output(self, response: dict[str, Any], elapsed: float) -> ModelOutput:
+    def _output(
+        self, response: dict[str, Any], elapsed: float, tools: list[ToolInfo]
+    ) -> ModelOutput:
         model = f"local/{self.local_name}"
         if not response["choices"]:
             output = ModelOutput.from_content(model, "", stop_reason="model_length")
@@ -210,16 +230,19 @@ class LocalModel(ModelAPI):
             return output
         choice = response["choices"][0]
         usage = response.get("usage") or {}
+        text = choice["message"].get("content") or ""
+        message = (
+            self._parser().parse_assistant_response(text, tools)
+            if tools
+            else ChatMessageAssistant(content=text, model=model, source="generate")
+        )
+        stop = _STOP_REASONS.get(choice.get("finish_reason"), "unknown")
         return ModelOutput(
             model=model,
             choices=[
                 ChatCompletionChoice(
-                    message=ChatMessageAssistant(
-                        content=choice["message"].get("content") or "",
-                        model=model,
-                        source="generate",
-                    ),
-                    stop_reason=_STOP_REASONS.get(choice.get("finish_reason"), "unknown"),
+                    message=message,
+                    stop_reason="tool_calls" if message.tool_calls else stop,
                 )
             ],
             usage=ModelUsage(
@@ -229,3 +252,11 @@ class LocalModel(ModelAPI):
             ),
             time=elapsed,
         )
+
+
+def _one_system(messages: list[ChatAPIMessage]) -> list[dict[str, str]]:
+    """The messages with every system message joined into one at the front: the tool prompt
+    and the task's own (many GGUF templates refuse a second system message)."""
+    system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+    rest = [dict(m) for m in messages if m["role"] != "system"]
+    return ([{"role": "system", "content": system}] if system else []) + rest
