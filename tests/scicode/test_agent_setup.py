@@ -4,17 +4,18 @@ environment, the protocol record, the whole-problem prompt and the reference mod
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 import yaml
 from inspect_ai.model import ChatMessageTool, ChatMessageUser
-from inspect_ai.tool import ToolDef, ToolError, tool
+from inspect_ai.tool import ToolDef, ToolError, ToolInfo, ToolParam, ToolParams, tool
 from inspect_ai.util import LimitExceededError
 
 from scievals.agents.environment import AGENT_ENVIRONMENT, AGENT_VOLUME, with_agent_service
 from scievals.agents.limits import AgentLimits, ToolCallLimit
 from scievals.agents.resolve import agent_label, agent_spec
-from scievals.agents.step import summary, unanswered
+from scievals.agents.step import AGENT_STORE_KEY, summary, unanswered
 from scievals.agents.tools import counted
 from scievals.inputs import InputError
 from scievals.models import reference
@@ -165,8 +166,6 @@ def test_unanswered_steps_and_summary():
         def get(self, key, default=None):
             return super().get(key, default)
 
-    from scievals.agents.step import AGENT_STORE_KEY
-
     store = Store({AGENT_STORE_KEY: records})
     assert unanswered(store) == {
         "1.2": "the agent's step ended without an answer: Message limit exceeded."
@@ -184,8 +183,6 @@ def test_unanswered_steps_and_summary():
 
 
 def test_reference_model_runs_the_probe_then_submits(monkeypatch):
-    from inspect_ai.tool import ToolInfo, ToolParams, ToolParam
-
     def info(name: str, param: str) -> ToolInfo:
         return ToolInfo(
             name=name,
@@ -211,3 +208,14 @@ def test_reference_model_runs_the_probe_then_submits(monkeypatch):
     assert reference.agent_turn("m", prompt, tools[:1], "REPLY") is None
     bash_only = reference.agent_turn("m", prompt, tools[1:], "REPLY")
     assert "python3 - <<'SCIEVALS_EOF'" in bash_only.message.tool_calls[0].arguments["command"]
+
+
+def test_agentic_tasks_give_the_agent_an_environment_of_its_own():
+    spec = scicode(split="dev", agent="react").sandbox
+    assert spec.type == "scievals" and spec.config.agent and spec.config.runtimes == ("2024",)
+    assert not scicode(split="dev").sandbox.config.agent
+    assert scicode(split="dev", prompt_protocol="whole_problem").sandbox.config.agent
+    docker = scicode(split="dev", agent="react", sandbox="docker").sandbox
+    assert AGENT_ENVIRONMENT in yaml.safe_load(Path(docker.config).read_text())["services"]
+    bench = SciBenchConfig.from_params(setting="zero", agent="react")
+    assert bench.sandbox == "scievals"
