@@ -32,6 +32,17 @@ FOREIGN_TAIL_BYTES = 1 << 20
 MACHINERY_ERRORS = (RuntimeError, ConnectionError, EOFError)
 
 
+def scievals_sandbox(env: SandboxEnvironment) -> ScievalsSandbox | None:
+    """Our sandbox behind ``env``, if it is one. In an eval, Inspect hands scorers and solvers
+    its event-logging proxy of the sample's sandbox (``inspect_ai.util.sandbox``): without
+    looking through it, step programs would lose their own directories and structured
+    outcomes there."""
+    if isinstance(env, ScievalsSandbox):
+        return env
+    inner = getattr(env, "_sandbox", None)
+    return inner if isinstance(inner, ScievalsSandbox) else None
+
+
 async def run_program(
     env: SandboxEnvironment,
     cmd: list[str],
@@ -44,8 +55,9 @@ async def run_program(
     """Run ``cmd`` in ``env`` and say how it ended; never raises for the program's failures nor,
     after one retry, for the sandbox's. With ``output="tail"`` printing never stops the
     program: each stream keeps its last bytes (in a foreign sandbox, through ``tail_runner``)."""
-    if isinstance(env, ScievalsSandbox):
-        return await env.execute(cmd, input=input, timeout=timeout, cwd=cwd, output=output)
+    ours = scievals_sandbox(env)
+    if ours is not None:
+        return await ours.execute(cmd, input=input, timeout=timeout, cwd=cwd, output=output)
     if output == "tail":
         cmd = ["python3", "-c", _tail_runner(), str(FOREIGN_TAIL_BYTES), *cmd]
     started = time.monotonic()
@@ -107,8 +119,9 @@ async def read_regular_file(env: SandboxEnvironment, path: str, max_bytes: int) 
     (``FileTooLargeError``). Elsewhere: the sandbox's own ``read_file`` (docker's copies an
     archive, which does not block on a FIFO), bounded in time and size.
     """
-    if isinstance(env, ScievalsSandbox):
-        return await env.read_regular(path, max_bytes)
+    ours = scievals_sandbox(env)
+    if ours is not None:
+        return await ours.read_regular(path, max_bytes)
     with anyio.fail_after(FOREIGN_READ_SECONDS):
         data = await env.read_file(path, text=False)
     if len(data) > max_bytes:
@@ -122,10 +135,11 @@ async def own_directory(env: SandboxEnvironment) -> AsyncIterator[SandboxEnviron
     program writes can neither reach nor crowd out another of the same sample. In ours that is
     a new sample directory with the same limits, removed afterwards; another provider's sandbox
     (a container per sample) is used as it is."""
-    if not isinstance(env, ScievalsSandbox):
+    ours = scievals_sandbox(env)
+    if ours is None:
         yield env
         return
-    box = await anyio.to_thread.run_sync(ScievalsSandbox, env.config, env.engine)
+    box = await anyio.to_thread.run_sync(ScievalsSandbox, ours.config, ours.engine)
     try:
         yield box
     finally:
