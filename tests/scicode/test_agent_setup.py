@@ -219,3 +219,14 @@ def test_agentic_tasks_give_the_agent_an_environment_of_its_own():
     assert AGENT_ENVIRONMENT in yaml.safe_load(Path(docker.config).read_text())["services"]
     bench = SciBenchConfig.from_params(setting="zero", agent="react")
     assert bench.sandbox == "scievals"
+
+
+def test_solvers_build_from_their_logged_parameters():
+    from scievals.scicode.agent import agent_solver
+    from scievals.scicode.solver import whole_problem_solver
+
+    limits = AgentLimits().record()
+    assert callable(agent_solver(agent="react", limits=limits, split="dev", whole_problem=True))
+    assert callable(whole_problem_solver(split="dev"))
+    with pytest.raises(InputError, match="neither react"):
+        agent_solver(agent="nowhere", split="dev")
