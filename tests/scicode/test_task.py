@@ -243,6 +243,8 @@ def test_log_header_holds_small_scorer_options(tmp_path):
         "step_count": None,
         "runtimes": ["2024"],
         "all_runtimes": False,
+        "prompt_protocol": "single_turn",
+        "extraction": "inspect",
     }
     assert log.eval.config.epochs_reducer == ["scicode_epochs"]
     assert log.plan.steps[0].solver == "scievals/single_turn_solver"
