@@ -13,6 +13,7 @@ from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
 from scievals.report.tables import Pct, Table, count
 from scievals.report.usage import Price, usage_table
+from scievals.report.weak import weak_note, weak_table
 from scievals.scicode.grading.runner import REASON_KINDS
 from scievals.stats import Estimate, Paired, estimate, paired
 
@@ -207,6 +208,8 @@ def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
             + " (full record: protocol table)."
         )
     notes += [f"{run.name}: {note}" for run in runs for note in run.notes]
+    if benchmark == "scicode":
+        notes += [f"{run.name}: {note}" for run in runs if (note := weak_note(run))]
     return Table(f"{benchmark}_results", f"{benchmark}: results", columns, rows, notes)
 
 
@@ -532,7 +535,10 @@ def build_sections(
         if bench == "scibench":
             tables += [scibench_group_table(bruns, "book"), scibench_group_table(bruns, "subject")]
         elif bench == "scicode":
-            tables += [scicode_problem_table(bruns), scicode_failure_table(bruns)]
+            tables.append(scicode_problem_table(bruns))
+            if weak := weak_table(bruns):
+                tables.append(weak)
+            tables.append(scicode_failure_table(bruns))
             if runtimes := scicode_runtime_table(bruns):
                 tables.append(runtimes)
         comparisons = [c for a, b in pairs if a.benchmark == bench for c in compare_runs(a, b)]

@@ -253,3 +253,7 @@ def register(groups: dict) -> None:
         "the file records why",
     )
     build.set_defaults(func=_build_verified)
+
+    from scievals.scicode.audit_cli import add_audit
+
+    add_audit(groups)
