@@ -151,11 +151,11 @@ def _unreadable(path: str) -> str | None:
     return None
 
 
-def _temperature(log: EvalLog) -> float | None:
-    """The eval-level setting wins over the model's own config, as in Inspect's generate."""
-    if log.plan.config.temperature is not None:
-        return log.plan.config.temperature
-    return effective_generate_config(log).temperature
+def _setting(log: EvalLog, name: str) -> Any:
+    """A generation setting as it ran: the plan's (the task's and the eval's, merged) wins over
+    the model's own config, as in Inspect's generate."""
+    planned = getattr(log.plan.config, name)
+    return planned if planned is not None else getattr(effective_generate_config(log), name)
 
 
 def _ran_in(log: EvalLog, protocol: dict[str, Any]) -> dict[str, Any]:
@@ -215,13 +215,13 @@ def run_from_log(log: EvalLog) -> Run:
         task=log.eval.task,
         model=log.eval.model,
         protocol={key: protocol.get(key) for key in PROTOCOL_KEYS} | _ran_in(log, protocol),
-        temperature=_temperature(log),
+        temperature=_setting(log, "temperature"),
         epochs=log.eval.config.epochs or 1,
         created=log.eval.created,
         status=log.status,
         samples=samples,
         errors=errors,
-        max_tokens=effective_generate_config(log).max_tokens,
+        max_tokens=_setting(log, "max_tokens"),
         task_args=dict(log.eval.task_args or {}),
         usage=_usage(log),
         seconds=_seconds(log.stats.started_at, log.stats.completed_at),

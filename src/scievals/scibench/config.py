@@ -150,7 +150,9 @@ class SciBenchConfig:
             split=self.subset,
             steps_counted=problems,
             prompt=self.prompt,
-            scorer=self.scorer + (" + errata" if self.errata else ""),
+            scorer=self.scorer
+            + (" + errata" if self.errata else "")
+            + (f" + abs_tol {self.abs_tol:g}" if self.abs_tol else ""),
             timeout=self.timeout if self.setting in TOOL_SETTINGS else None,
             agent=agent_label(self.agent),
             agent_limits=self.agent_limits.record() if self.agent_limits else None,

@@ -19,6 +19,15 @@ _ORIGINAL_HARNESS = {
 }
 _PAPER = {**_ORIGINAL_HARNESS, "split": "test", "provide_scientific_background": False}
 _ALL_WITH_BACKGROUND = {**_ORIGINAL_HARNESS, "split": "all", "provide_scientific_background": True}
+# HAL's code agent: a Python interpreter, at most 5 steps, 60 s per test program.
+_HAL = {
+    **_PAPER,
+    "timeout": 60,
+    "runtimes": "2025",
+    "agent": "react",
+    "agent_tool_call_limit": 5,
+    "agent_tool_timeout": 60,
+}
 
 PRESETS = (
     Preset(
@@ -92,5 +101,26 @@ PRESETS = (
         temperature=0.6,
         epochs=16,
         sources=("NeMo-Skills",),
+    ),
+    Preset(
+        "hal",
+        "HAL's scicode with a code agent: 65 test problems, each step answered by an agent",
+        _HAL,
+        epochs=1,
+        sources=("HAL",),
+    ),
+    Preset(
+        "hal_easy",
+        "HAL's scicode_easy: as hal, with background",
+        {**_HAL, "provide_scientific_background": True},
+        epochs=1,
+        sources=("HAL",),
+    ),
+    Preset(
+        "hal_hard",
+        "HAL's scicode_hard: the whole problem in one prompt, graded on its last step",
+        {**_HAL, "prompt_protocol": "whole_problem"},
+        epochs=1,
+        sources=("HAL",),
     ),
 )
