@@ -95,7 +95,7 @@ def hostile(tmp_path_factory, dev_targets_file):
             # floods the tool with calls past the tool-call limit
             "GS": [python(f"print({i})") for i in range(10)],
             # a tool call past its timeout, then the gold answer
-            "ichol": [python("import time; time.sleep(30)"), submit(fenced(gold("4.1")))],
+            "ichol": [python("import time; time.sleep(90)"), submit(fenced(gold("4.1")))],
             # fork bombs in both tools, then the gold answer
             "apply_low_pass_filter": [
                 python("import os\nwhile True:\n    os.fork()"),
@@ -131,8 +131,8 @@ def hostile(tmp_path_factory, dev_targets_file):
         previous_steps="gold",
         agent_message_limit=14,
         agent_tool_call_limit=4,
-        agent_tool_timeout=5,
-        agent_time_limit=240,
+        agent_tool_timeout=30,
+        agent_time_limit=300,
     )
 
 
@@ -190,6 +190,8 @@ def test_files_and_processes_the_agent_leaves_never_reach_grading(hostile):
 
 def test_agent_never_sees_targets_or_test_code(hostile):
     sample = hostile["19"]
+    snoop = _tool_events(sample)[3]
+    assert snoop.error is None and "/root/.cache/scievals" in _tool_text(snoop)  # it ran to its end
     seen = "\n".join(
         [m.text for m in sample.messages] + [_tool_text(e) for e in _tool_events(sample)]
     )
