@@ -91,3 +91,20 @@ def _scibench_data() -> Path:
     if not (data / "old" / "dataset").is_dir():
         pytest.skip(f"no SciBench data at {data}")
     return data
+
+
+def test_the_report_names_what_a_run_changed_of_its_preset() -> None:
+    from scievals.report.build import overridden, settings
+    from scievals.report.load import Run
+
+    [nemo] = [p for p in SCICODE if p.name == "nemo"]
+    protocol = {
+        "benchmark": "scicode",
+        "preset": "nemo",
+        "preset_fields": nemo.record(),
+        "overridden": {"split": "dev"},
+    }
+    run = Run("log.eval", "scicode", "m", protocol, 0.6, 4, "", "success", [], 0)
+    assert overridden(run) == {"split": "dev", "epochs": 4}  # --epochs 4 over the preset's 16
+    shown = settings(run)
+    assert shown["overridden"] == "split dev, epochs 4" and "preset fields" not in shown

@@ -79,13 +79,26 @@ def protocol_label(benchmark: str, key: str) -> str:
     )
 
 
+def overridden(run: Run) -> dict[str, object] | None:
+    """What the run changed of its preset: the parameters the task recorded, and generation
+    settings that ran otherwise than the preset set them (an eval-level ``--epochs``, say)."""
+    preset = run.protocol.get("preset_fields")
+    if not isinstance(preset, dict):
+        return None
+    changed = dict(run.protocol.get("overridden") or {})
+    ran = {"temperature": run.temperature, "max_tokens": run.max_tokens, "epochs": run.epochs}
+    changed |= {k: v for k, v in ran.items() if k in preset and preset[k] != v}
+    return changed or None
+
+
 def settings(run: Run) -> dict[str, str]:
     """Everything that defines a run besides its model, label -> text: the protocol record the
-    task wrote (whatever its keys), then the generation settings and epochs."""
+    task wrote (whatever its keys), then the generation settings and epochs. A preset's fields
+    are not repeated (they are the record's own fields; its name says which preset)."""
     out = {
-        protocol_label(run.benchmark, k): oc.describe(v)
+        protocol_label(run.benchmark, k): oc.describe(overridden(run) if k == "overridden" else v)
         for k, v in run.protocol.items()
-        if k != "benchmark"
+        if k not in ("benchmark", "preset_fields")
     }
     out["temperature"] = oc.describe(run.temperature) if run.temperature is not None else "default"
     out["max tokens"] = oc.describe(run.max_tokens) if run.max_tokens is not None else "default"
