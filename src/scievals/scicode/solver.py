@@ -67,6 +67,8 @@ async def solve_steps(
         completions[step.step_id] = output.completion
         codes[step.step_id] = extract(output.completion, step.function_header, extraction)
         state.output = output
+        # kept after every step: a sample limit that ends the solver leaves the answers so far
+        state.store.set(STORE_KEY, {"completions": dict(completions), "codes": dict(codes)})
     state.store.set(STORE_KEY, {"completions": completions, "codes": codes})
 
 
