@@ -106,19 +106,21 @@ def test_local_model_runs_the_agentic_protocol(tmp_path):
     ensure_dev_targets()
 
     log = inspect_eval(
-        scicode(split="dev", agent="react", agent_message_limit=8, agent_tool_timeout=20),
+        scicode(split="dev", agent="react", agent_message_limit=6, agent_tool_timeout=20),
         model="scievals/local",
         model_args={"n_threads": 1, "n_ctx": 8192},
         max_tokens=384,
         display="none",
         log_dir=str(tmp_path / "logs"),
-        sample_id=["1", "3"],
+        sample_id="1",
     )[0]
     assert log.status == "success", log.error
-    for sample in log.samples:
-        score = sample.scores["scicode_scorer"]
-        [record] = score.metadata["agent"]["by_step"]
-        assert record["tokens"] > 0 and record["messages"] >= 3
-        if not record["answered"]:
-            assert score.metadata["steps"][0]["reason_kind"] == "limit"
+    [sample] = log.samples
+    score = sample.scores["scicode_scorer"]
+    [record] = score.metadata["agent"]["by_step"]
+    assert record["tokens"] > 0 and record["messages"] >= 3
+    if not record["answered"]:  # Qwen2.5-Coder-0.5B usually answers in prose and never submits
+        assert score.metadata["steps"][0]["reason_kind"] == "limit"
+    calls = [e.call for e in sample.events if e.event == "model" and e.call is not None]
+    assert calls and all("<tools>" in c.request["messages"][0]["content"] for c in calls)
     assert log.eval.metadata["protocol"]["agent"] == "react: python, bash, submit"
