@@ -74,7 +74,15 @@ def reproducibility(runs: Sequence[Run], prices: Mapping[str, Price]) -> str:
     """One line: versions, dates, samples, tokens and cost of the runs compared."""
     used = [usage(run, prices) for run in runs]
     costs = [u.cost for u in used]
-    cost = dollars(sum(c for c in costs if c is not None)) if None not in costs else "not priced"
+    if any(not run.usage for run in runs):
+        cost = "unknown (a log records no token counts)"
+    elif None in costs:
+        cost = "not priced (no price for " + ", ".join(
+            sorted({m for u in used for m in u.unpriced})
+        )
+        cost += "; --price MODEL=IN,OUT)"
+    else:
+        cost = dollars(sum(c for c in costs if c is not None))
     return (
         f"Reproducibility: scievals {_versions(runs, 'scievals')}, inspect_ai "
         f"{_versions(runs, 'inspect_ai')} (as the logs record); run dates {_span(runs)}; "

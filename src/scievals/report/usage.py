@@ -140,6 +140,9 @@ def usage_table(benchmark: str, runs: Sequence[Run], prices: Mapping[str, Price]
     missing = sorted({m for run in runs for m in usage(run, prices).unpriced})
     if missing:
         notes.append(f"No price given for: {', '.join(missing)} (their runs' cost is '-').")
+    uncounted = [run.name for run in runs if not run.usage]
+    if uncounted:
+        notes.append(f"{', '.join(uncounted)}: the log records no token counts (cost '-').")
     return Table(
         f"{benchmark}_usage",
         f"{benchmark}: tokens, time and cost",
