@@ -171,12 +171,19 @@ def pass_at_label(metric: str) -> str:
     return f"{oc.metric_label(metric)} pass@k %"
 
 
-def pass_at_cell(run: Run, metric: str, k: int | None = None) -> Pct | None:
-    """pass@k of one run and metric with its interval (k: the run's epochs); None at one epoch."""
-    k = k or run.epochs
-    if k < 2 or k > oc.max_k(run):
+def pass_at_estimate(run: Run, metric: str, k: int) -> Estimate | None:
+    """pass@k with its interval; k = 1 is the epochs-as-units rate (pass@1 averaged over the
+    epochs, the results' own column); None past the epochs every sample has."""
+    if k == 1:
+        return estimate(oc.outcomes_for(run, metric))
+    if k > oc.max_k(run):
         return None
-    return _pct(estimate(oc.pass_at_outcomes(run, metric, k)))
+    return estimate(oc.pass_at_outcomes(run, metric, k))
+
+
+def pass_at_cell(run: Run, metric: str) -> Pct | None:
+    """pass@N of one run and metric, N its epochs; None at one epoch (pass@1 is the % column)."""
+    return None if run.epochs < 2 else _pct(pass_at_estimate(run, metric, run.epochs))
 
 
 def results_table(benchmark: str, runs: Sequence[Run]) -> Table:
@@ -241,9 +248,7 @@ def pass_at_table(benchmark: str, runs: Sequence[Run]) -> Table | None:
                     run.model,
                     k,
                     *[
-                        _pct(estimate(oc.pass_at_outcomes(run, m, k)))
-                        if m in oc.metrics_of(run)
-                        else None
+                        _pct(pass_at_estimate(run, m, k)) if m in oc.metrics_of(run) else None
                         for m in metrics
                     ],
                 ]
