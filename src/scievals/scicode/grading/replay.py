@@ -440,6 +440,8 @@ def _replayed(exc: BaseException) -> bool:
 
 
 def failure_of(exc: BaseException) -> Failure:
+    """What the runner needs of the exception that stopped a test: the exception itself stays in
+    the worker (nothing but plain data crosses back)."""
     if isinstance(exc, Stopped):
         category = "stopped"
     elif isinstance(exc, ModelExit):
