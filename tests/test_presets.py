@@ -108,3 +108,10 @@ def test_the_report_names_what_a_run_changed_of_its_preset() -> None:
     assert overridden(run) == {"split": "dev", "epochs": 4}  # --epochs 4 over the preset's 16
     shown = settings(run)
     assert shown["overridden"] == "split dev, epochs 4" and "preset fields" not in shown
+
+
+def test_every_preset_cites_sources_the_docs_list() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("## Sources") : text.index("## SciCode")]
+    listed = set(re.findall(r"^\| ([^|]+?) \|", table, flags=re.M)) - {"name", "---"}
+    assert all(p.sources and set(p.sources) <= listed for _, p in ALL)

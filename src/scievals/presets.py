@@ -32,7 +32,6 @@ class Preset:
     """One published setup: task parameters (``fields``) and generation settings."""
 
     name: str
-    summary: str
     fields: Mapping[str, Any]
     temperature: float | None = None
     max_tokens: int | None = None

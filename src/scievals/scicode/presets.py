@@ -30,25 +30,22 @@ _HAL = {
 }
 
 PRESETS = (
-    Preset(
+    Preset(  # the SciCode paper and leaderboard, without background: 65 test problems, 288 steps
         "paper",
-        "the SciCode paper and leaderboard, without background: 65 test problems, 288 steps",
         _PAPER,
         temperature=0.0,
         epochs=1,
         sources=("SciCode paper", "SciCode harness"),
     ),
-    Preset(
+    Preset(  # the SciCode paper, with background: 65 test problems, 288 steps
         "paper_background",
-        "the SciCode paper, with background: 65 test problems, 288 steps",
         {**_PAPER, "provide_scientific_background": True},
         temperature=0.0,
         epochs=1,
         sources=("SciCode paper", "SciCode harness"),
     ),
-    Preset(
+    Preset(  # inspect_evals' scicode with include_dev_set: 80 problems, 341 steps, chat, 300 s
         "inspect_evals",
-        "inspect_evals' scicode with include_dev_set: 80 problems, 341 steps, chat, 300 s",
         {
             "dataset": "original",
             "split": "all",
@@ -63,9 +60,8 @@ PRESETS = (
         epochs=1,
         sources=("inspect_evals",),
     ),
-    Preset(
+    Preset(  # SciCode-Verified's canonical protocol: 64 problems, 287 steps, 2024+2025, 1,800 s
         "verified",
-        "SciCode-Verified's canonical protocol: 64 problems, 287 steps, 2024+2025, 1,800 s",
         {
             **_ORIGINAL_HARNESS,
             "dataset": "verified",
@@ -78,47 +74,41 @@ PRESETS = (
         epochs=1,
         sources=("SciCode-Verified",),
     ),
-    Preset(
+    Preset(  # Artificial Analysis, non-reasoning models: dev and test (80, 338), background, repeats
         "artificial_analysis",
-        "Artificial Analysis, non-reasoning models: dev and test (80, 338), background, repeats",
         _ALL_WITH_BACKGROUND,
         temperature=0.0,
         epochs=3,
         sources=("Artificial Analysis", "NeMo-Skills"),
     ),
-    Preset(
+    Preset(  # Artificial Analysis, reasoning models: as artificial_analysis at temperature 0.6
         "artificial_analysis_reasoning",
-        "Artificial Analysis, reasoning models: as artificial_analysis at temperature 0.6",
         _ALL_WITH_BACKGROUND,
         temperature=0.6,
         epochs=3,
         sources=("Artificial Analysis", "NeMo-Skills"),
     ),
-    Preset(
+    Preset(  # NeMo-Skills' test_aai: 80 problems, 338 steps, background, 30 s, 16 samples
         "nemo",
-        "NeMo-Skills' test_aai: 80 problems, 338 steps, background, 30 s, 16 samples",
         {**_ALL_WITH_BACKGROUND, "timeout": 30},
         temperature=0.6,
         epochs=16,
         sources=("NeMo-Skills",),
     ),
-    Preset(
+    Preset(  # HAL's scicode with a code agent: 65 test problems, each step answered by an agent
         "hal",
-        "HAL's scicode with a code agent: 65 test problems, each step answered by an agent",
         _HAL,
         epochs=1,
         sources=("HAL",),
     ),
-    Preset(
+    Preset(  # HAL's scicode_easy: as hal, with background
         "hal_easy",
-        "HAL's scicode_easy: as hal, with background",
         {**_HAL, "provide_scientific_background": True},
         epochs=1,
         sources=("HAL",),
     ),
-    Preset(
+    Preset(  # HAL's scicode_hard: the whole problem in one prompt, graded on its last step
         "hal_hard",
-        "HAL's scicode_hard: the whole problem in one prompt, graded on its last step",
         {**_HAL, "prompt_protocol": "whole_problem"},
         epochs=1,
         sources=("HAL",),
