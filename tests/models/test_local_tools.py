@@ -122,5 +122,7 @@ def test_local_model_runs_the_agentic_protocol(tmp_path):
     if not record["answered"]:  # Qwen2.5-Coder-0.5B usually answers in prose and never submits
         assert score.metadata["steps"][0]["reason_kind"] == "limit"
     calls = [e.call for e in sample.events if e.event == "model" and e.call is not None]
-    assert calls and all("<tools>" in c.request["messages"][0]["content"] for c in calls)
+    systems = [c.request["messages"][0]["content"] for c in calls]
+    texts = [sample.attachments.get(t.removeprefix("attachment://"), t) for t in systems]
+    assert texts and all("<tools>" in text for text in texts)  # the tools were offered
     assert log.eval.metadata["protocol"]["agent"] == "react: python, bash, submit"
