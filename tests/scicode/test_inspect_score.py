@@ -27,6 +27,8 @@ FULL_MARKS = {
     "total_subproblems_solved": 4.0,
     "main_problems_stderr": 0.0,
     "subproblems_stderr": 0.0,
+    "main_pass_at_1": 100.0,
+    "sub_pass_at_1": 100.0,
 }
 
 

@@ -60,6 +60,8 @@ def test_reference_full_dev_on_fresh_targets(tmp_path, monkeypatch, fresh_dev_ta
         "total_subproblems_solved": 50.0,
         "main_problems_stderr": 0.0,
         "subproblems_stderr": 0.0,
+        "main_pass_at_1": 100.0,
+        "sub_pass_at_1": 100.0,
     }
     failed = [
         (s.id, s.scores["scicode_scorer"].explanation)
