@@ -91,13 +91,25 @@ def _started(pid: int) -> int:
         return 0
 
 
+def _standbys() -> set[int]:
+    """The idle standbys of every engine this process runs (``sandbox status`` starts one per
+    scoring runtime)."""
+    from scievals.sandbox import engine as engine_module
+
+    spares: set[int] = set()
+    for eng in list(engine_module._engines.values()):
+        zygote = eng.hello.get("pid")
+        if zygote:
+            spares |= set(standby(zygote))
+    return spares
+
+
 def our_cgroups() -> list[Path]:
     """Per-execution cgroups of this process that still exist, but for the standby's."""
     eng = engine()
     parents = {p for p in (eng.enforced.cgroups.memory, eng.enforced.cgroups.pids) if p}
     prefix = f"scievals-{os.getpid()}-"
-    zygote = eng.hello.get("pid")
-    spare = {str(p) for p in standby(zygote)} if zygote else set()
+    spare = {str(p) for p in _standbys()}
     found = []
     for parent in parents:
         for d in parent.iterdir():
@@ -127,7 +139,10 @@ def our_mounts() -> list[str]:
 def our_dirs() -> list[Path]:
     """Sample and zygote directories of this process that belong to nothing live."""
     tmp = Path(tempfile.gettempdir())
-    live = sampledir.live() | ({engine()._dir} if engine()._dir else set())
+    from scievals.sandbox import engine as engine_module
+
+    engines = list(engine_module._engines.values())
+    live = sampledir.live() | {e._dir for e in engines if e._dir is not None}
     names = (f"scievals-sample-{os.getpid()}-", f"scievals-zygote-{os.getpid()}-")
     return [p for p in tmp.iterdir() if p.name.startswith(names) and p not in live]
 
