@@ -201,7 +201,9 @@ class Request:
     timeout: float | None
     limits: Limits
     disk: str | None = None  # how the supervisor names the sample dir if it is a capped tmpfs
-    output: str = "limit"  # "limit": over output_kib a stream kills; "tail": its last output_kib kept
+    output: str = (
+        "limit"  # "limit": over output_kib a stream kills; "tail": its last output_kib kept
+    )
 
 
 class Engine:
