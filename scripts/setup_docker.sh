@@ -130,6 +130,19 @@ start_engine() {
     unavailable "dockerd did not come up: $(tail -1 "$STATE/dockerd.log")"
 }
 
+# A daemon this script starts has no live sandboxes: the containers and volumes of Inspect
+# projects still there are what an earlier run left when it was killed with its daemon.
+clear_stale() {
+    local containers volumes
+    containers="$(docker ps -aq --filter name=inspect-)"
+    volumes="$(docker volume ls -q --filter name=inspect-)"
+    [[ -z "$containers$volumes" ]] && return 0
+    say "removing $(wc -w <<< "$containers") containers and $(wc -w <<< "$volumes") volumes an earlier, killed run left"
+    [[ -n "$containers" ]] && docker rm -f $containers >/dev/null
+    [[ -n "$volumes" ]] && docker volume rm -f $volumes >/dev/null
+    return 0
+}
+
 START=$SECONDS
 rm -f "$STATE/unavailable"
 if ! engine_ok; then
@@ -139,6 +152,7 @@ if ! engine_ok; then
     install_engine
     command -v docker >/dev/null || unavailable "no docker CLI on PATH"
     start_engine
+    clear_stale
 fi
 docker compose version >/dev/null 2>&1 || install_compose
 docker compose version >/dev/null 2>&1 || unavailable "docker compose v2 does not run"

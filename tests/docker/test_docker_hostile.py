@@ -2,10 +2,10 @@
 
 The same attack tables (imported, not copied), the same runs (gold code for every earlier step
 of the attacked problem, gold bystanders of other problems), the real grader
-(``grade(..., sandbox="docker")``: one container for the call, our compose file). Each attack
-must get the verdict it gets in our sandbox: fail with a clear reason (or pass, for a class's
-honest control), with the same reason kind where the table names one, unless ``DIFFERS`` says
-why a container gives another; every gold step beside it passes; no container or volume is left.
+(``grade(..., sandbox="docker")``: a container per problem, our compose file). Each attack must
+get the (pass, reason kind) it gets in our sandbox in the same run: fail with a clear reason (or
+pass, for a class's honest control), with the reason kind the table names, unless ``DIFFERS``
+says why a container gives another; every gold step beside it passes; no container is left.
 One test per class (its failures name their attacks), so that test workers share the classes.
 """
 
@@ -27,36 +27,8 @@ BOUND = 240.0  # seconds for one grade() call (a container start, then the batch
 AT_ONCE = 3  # grade() calls (containers) at once; the step queue still runs 2 programs at once
 
 # Where a container gives another verdict than our sandbox, and why. "kind": the table's reason
-# kind is ours alone (the attack still fails clearly); "skip": the attack is not run here;
-# "shared": the attack also spoils other steps' records (they fail, as unreadable records, and
-# never pass): a container is one working directory for every program of a grade() call (of
-# a sample, in an eval), where our sandbox gives each program a directory of its own.
-SHARED = (
-    "it appends to every records file it finds; in a container those of the other programs "
-    "of the call are in the same working directory"
-)
-DIFFERS: dict[str, tuple[str, str]] = {
-    "forge-records-file-by-name": ("shared", SHARED),
-    "forge-every-file-in-cwd": ("shared", SHARED),
-    "disk-8-files-of-200-mib": (
-        "skip",
-        "the container's working directory is a volume without a size cap (Inspect refuses "
-        "volume driver options and docker cp cannot read a tmpfs): 1.6 GB would land on the "
-        "host's disk",
-    ),
-    "memfd-5-gib": (
-        "kind",
-        "the container's memory cgroup kills the program (exit 137); Docker says no more, so "
-        "the verdict names the crash, not a structured memory limit",
-    ),
-    "fork-bomb-catching-errors": (
-        "kind",
-        "pids_limit refuses the forks inside the container; Docker reports no limit, so the "
-        "verdict is the program's own error or a crash",
-    ),
-    "thread-bomb": ("kind", "as fork-bomb-catching-errors: pids_limit, no structured limit"),
-    "shell-fork-bomb": ("kind", "as fork-bomb-catching-errors: pids_limit, no structured limit"),
-}
+# kind is ours alone (the attack still fails clearly); "skip": the attack is not run here.
+DIFFERS: dict[str, tuple[str, str]] = {}
 
 
 @dataclass
@@ -85,8 +57,8 @@ def _leftovers() -> set[str]:
     return set(containers) | set(volumes)
 
 
-def run_in_docker(attacks: list[hostile.Attack], timeout: int = 60) -> list[Batch]:
-    """Grade the attacks in the hostile module's batches, a few containers at once."""
+def run_in(attacks: list[hostile.Attack], timeout: int, sandbox: str) -> list[Batch]:
+    """Grade the attacks in the hostile module's batches, a few grade() calls at once."""
     from scievals.scicode.grade import grade
 
     batches = [
@@ -101,7 +73,7 @@ def run_in_docker(attacks: list[hostile.Attack], timeout: int = 60) -> list[Batc
             started = time.monotonic()
             try:
                 async with asyncio.timeout(BOUND):
-                    verdicts, _ = await grade(completions, timeout=timeout, sandbox="docker")
+                    verdicts, _ = await grade(completions, timeout=timeout, sandbox=sandbox)
             except Exception as exc:  # noqa: BLE001 - reported by the tests of this batch
                 return Batch(batch, {}, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
         return Batch(batch, {v["step"]: v for v in verdicts}, time.monotonic() - started, None)
@@ -113,7 +85,7 @@ def run_in_docker(attacks: list[hostile.Attack], timeout: int = 60) -> list[Batc
     return asyncio.run(every())
 
 
-def check(batches: list[Batch], attack: hostile.Attack, shared_limits: bool = False) -> None:
+def check(batches: list[Batch], attack: hostile.Attack) -> None:
     batch = next(b for b in batches if attack in b.attacks)
     assert batch.error is None, f"grade() failed: {batch.error}"
     assert batch.seconds < BOUND, f"grade() took {batch.seconds:.0f} s"
@@ -125,20 +97,25 @@ def check(batches: list[Batch], attack: hostile.Attack, shared_limits: bool = Fa
     if attack.kind is not None and DIFFERS.get(attack.name, ("",))[0] != "kind":
         assert verdict["reason_kind"] == attack.kind, verdict
     assert verdict["reason_kind"] not in attack.not_kinds, verdict
-    if shared_limits:
-        return  # the gold steps beside it may fail: the container's limits are theirs too
     attacked = {a.step for a in batch.attacks if not a.passes}
-    spoiled = {"missing_record", "invalid_record"} if _shares(batch) else set()
     wrong = {
         s: (v["reason_kind"], v["reason"])
         for s, v in batch.verdicts.items()
-        if s not in attacked and not v["passed"] and v["reason_kind"] not in spoiled
+        if s not in attacked and not v["passed"]
     }
     assert wrong == {}, f"gold steps failed next to an attack in Docker: {wrong}"
 
 
-def _shares(batch: Batch) -> bool:
-    return any(DIFFERS.get(a.name, ("",))[0] == "shared" for a in batch.attacks)
+def parity(docker: list[Batch], native: list[Batch], attack: hostile.Attack) -> None:
+    """The attack's step gets the same (pass, reason kind) in Docker as in our sandbox."""
+    ours = next(b for b in native if attack in b.attacks)
+    theirs = next(b for b in docker if attack in b.attacks)
+    assert ours.error is None, f"grade() failed in our sandbox: {ours.error}"
+    mine, other = ours.verdicts[attack.step], theirs.verdicts[attack.step]
+    assert (other["passed"], other["reason_kind"]) == (mine["passed"], mine["reason_kind"]), (
+        f"Docker {other['reason_kind']} ({other['reason']}) against ours "
+        f"{mine['reason_kind']} ({mine['reason']})"
+    )
 
 
 CLASSES = {
@@ -150,31 +127,32 @@ CLASSES = {
     "unbounded": hostile.UNBOUNDED,
 }
 TIMEOUTS = {"hangs": hostile.HANG_TIMEOUT}
-# Classes whose attacks exhaust what a container shares: its 64 pids and 4 GiB belong to every
-# program of the grade() call (of the sample, in an eval), so a fork bomb or a memory hog can
-# make the gold steps running beside it fail ("fork system call failed: Resource temporarily
-# unavailable" from the exec wrapper). Ours limits each program alone. The attacks still fail.
-SHARED_LIMITS = {"machinery"}
 LINGER = 60.0  # seconds a container of a finished grade() call may take to go
 
 
 @pytest.mark.parametrize("name", list(CLASSES))
-def test_class_gets_its_verdicts_in_docker(name):
+def test_class_gets_our_verdicts_in_docker(name):
     """One test per class, so that test workers split the classes instead of each running
-    them all; the failures name their attacks."""
-    batches = run_in_docker(CLASSES[name], TIMEOUTS.get(name, 60))
-    at_end = _leftovers()
+    them all; the failures name their attacks. Each attack must get the verdict it gets in
+    our sandbox, graded in the same run."""
+    before = _leftovers()
+    timeout = TIMEOUTS.get(name, 60)
+    docker = run_in(CLASSES[name], timeout, "docker")
+    at_end = _leftovers() - before
+    native = run_in(CLASSES[name], timeout, "scievals")
     failures = []
     for attack in CLASSES[name]:
         if DIFFERS.get(attack.name, ("",))[0] == "skip":
             continue
         try:
-            check(batches, attack, name in SHARED_LIMITS)
+            check(docker, attack)
+            if DIFFERS.get(attack.name, ("",))[0] != "kind":
+                parity(docker, native, attack)
         except AssertionError as exc:
             failures.append(f"{attack.name}@{attack.step}: {str(exc).splitlines()[0]}")
     assert failures == [], "\n".join(failures)
-    # Other tests' grade() calls may run meanwhile: what was there when this class ended must
-    # be gone soon after.
+    # Other tests' grade() calls may run meanwhile: what came while this class ran must be gone
+    # soon after it ended (what was there before is not this class's doing).
     deadline = time.monotonic() + LINGER
     while at_end & _leftovers() and time.monotonic() < deadline:
         time.sleep(1)

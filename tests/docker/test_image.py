@@ -122,8 +122,10 @@ print(json.dumps(facts))
 
 def test_containers_are_locked_down(runtime_image):
     """What a step program sees in our compose file's container: a non-root user, a read-only
-    root, writable /tmp and working directory only, no network but loopback, 4 GiB, 64 pids."""
+    root, writable /tmp and working directory only, no network but loopback, 4 GiB and 64 pids
+    for the program (the runner's share beside it: RUNNER_MIB, RUNNER_PROCESSES)."""
     from scievals.sandbox.environments import environments
+    from scievals.sandbox.image import RUNNER_MIB, RUNNER_PROCESSES
 
     async def probe() -> dict:
         async with environments("docker") as envs:
@@ -137,8 +139,8 @@ def test_containers_are_locked_down(runtime_image):
     assert facts["cwd"] == "/home/sandbox"
     assert facts["net"] in ("OSError", "ConnectionRefusedError") or "Unreachable" in facts["net"]
     assert facts["interfaces"] == ["lo"]
-    assert int(facts["memory"]) == 4 << 30
-    assert facts["pids"] == "64"
+    assert int(facts["memory"]) == (4 << 30) + (RUNNER_MIB << 20)
+    assert facts["pids"] == str(64 + RUNNER_PROCESSES)
 
 
 def test_each_runtime_gets_its_own_service(both_images):

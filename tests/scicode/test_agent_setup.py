@@ -12,7 +12,7 @@ from inspect_ai.model import ChatMessageTool, ChatMessageUser
 from inspect_ai.tool import ToolDef, ToolError, ToolInfo, ToolParam, ToolParams, tool
 from inspect_ai.util import LimitExceededError
 
-from scievals.agents.environment import AGENT_ENVIRONMENT, AGENT_VOLUME, with_agent_service
+from scievals.agents.environment import AGENT_ENVIRONMENT, with_agent_service
 from scievals.agents.limits import AgentLimits, ToolCallLimit
 from scievals.agents.resolve import agent_label, agent_spec
 from scievals.agents.step import AGENT_STORE_KEY, summary, unanswered
@@ -121,9 +121,8 @@ def test_docker_compose_gains_an_agent_service_of_its_own(tmp_path):
     compose.write_text(compose_text(("2024",)))
     data = yaml.safe_load(with_agent_service(compose).read_text())
     default, agent = data["services"]["default"], data["services"][AGENT_ENVIRONMENT]
-    assert agent["volumes"] == [f"{AGENT_VOLUME}:/home/sandbox"] != default["volumes"]
-    assert AGENT_VOLUME in data["volumes"]
-    for key in ("image", "network_mode", "user", "read_only", "mem_limit", "pids_limit"):
+    assert "volumes" not in agent and "volumes" not in data  # nothing shared with the grader
+    for key in ("image", "network_mode", "user", "read_only", "mem_limit", "pids_limit", "tmpfs"):
         assert agent[key] == default[key]
 
 

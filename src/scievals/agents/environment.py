@@ -22,8 +22,6 @@ from scievals.inputs import InputError
 from scievals.paths import cache_dir
 from scievals.sandbox.provider import AGENT_ENVIRONMENT, ScievalsSandboxConfig
 
-AGENT_VOLUME = "work-agent"
-
 
 def agent_sandbox() -> str:
     """The environment the current sample's agent works in; an ``InputError`` without one."""
@@ -40,13 +38,9 @@ def agent_sandbox() -> str:
 
 def with_agent_service(compose: Path) -> Path:
     """``compose`` with the service ``agent`` added: the default service's settings (image,
-    no network, limits, user, read-only root) and a working volume of its own."""
+    no network, limits, user, read-only root, capped tmpfs mounts: a container's own)."""
     data: dict[str, Any] = yaml.safe_load(compose.read_text())
-    agent = copy.deepcopy(data["services"]["default"])
-    mounts = [str(volume).partition(":")[2] for volume in agent.get("volumes", [])]
-    agent["volumes"] = [f"{AGENT_VOLUME}:{mount}" for mount in mounts if mount]
-    data["services"][AGENT_ENVIRONMENT] = agent
-    data.setdefault("volumes", {})[AGENT_VOLUME] = {}
+    data["services"][AGENT_ENVIRONMENT] = copy.deepcopy(data["services"]["default"])
     text = "# written by scievals.agents.environment: " + compose.name + " and an agent service\n"
     text += yaml.safe_dump(data, sort_keys=False)
     path = cache_dir("docker") / f"agent-{compose.name}"

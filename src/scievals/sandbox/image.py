@@ -53,6 +53,14 @@ _LIMITS = Limits()
 MEMORY_MIB = int(_LIMITS.memory_gib * 1024)
 CPUS = 1
 TMP_TMPFS = f"size={_LIMITS.tmp_mib}m,nr_inodes={_LIMITS.inodes},mode=1777"
+WORK_TMPFS = (
+    f"size={_LIMITS.disk_mib}m,nr_inodes={_LIMITS.inodes},uid={SANDBOX_UID},gid={SANDBOX_UID},"
+    "mode=0755"
+)
+RUNNER_MIB = 64
+"""Memory of the container beyond the program's: its init, the exec's wrapper, the runner."""
+RUNNER_PROCESSES = 4
+"""Tasks of the container beyond the program's: its init, the exec's wrapper, the runner."""
 
 
 def image_tag(runtime: str) -> str:
@@ -221,9 +229,13 @@ def _recipe(runtime: str) -> str:
     return dockerfile.read_text() + _probe_script(runtime)
 
 
+def recipe_sha256(runtime: str) -> str:
+    return hashlib.sha256(_recipe(runtime).encode()).hexdigest()
+
+
 def labels(runtime: str, base: str, interp: Interpreter) -> dict[str, str]:
     return {
-        f"{LABEL}.recipe-sha256": hashlib.sha256(_recipe(runtime).encode()).hexdigest(),
+        f"{LABEL}.recipe-sha256": recipe_sha256(runtime),
         f"{LABEL}.name": runtime,
         f"{LABEL}.pins": " ".join(f"{k}=={v}" for k, v in pins(runtime).items()),
         f"{LABEL}.pins-hash": pins_hash(runtime),
@@ -300,6 +312,8 @@ def image_problem(runtime: str) -> str | None:
         return f"no image {tag}: build it with {fix}"
     if image.labels.get(f"{LABEL}.pins-hash") != pins_hash(runtime):
         return f"image {tag} has other pins than runtime {runtime}: rebuild it with {fix}"
+    if image.labels.get(f"{LABEL}.recipe-sha256") != recipe_sha256(runtime):
+        return f"image {tag} was built from an older recipe: rebuild it with {fix}"
     return None
 
 
@@ -351,16 +365,12 @@ def _build_image(runtime: str, base: str, tag: str) -> Image:
 def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None) -> str:
     """A compose file with one service per runtime, named as ``runtime_environment`` says,
     each locked down: no network, memory (no swap), pids and CPU limits, a non-root user, a
-    read-only root, a capped tmpfs /tmp. The working directory is a volume of the sample's
-    project, not a tmpfs: Docker's copy-out (Inspect's ``read_file``) does not see tmpfs
-    mounts, and Inspect refuses volumes with driver options, so it has no size cap of its own
-    (docs/sandbox.md says what that means)."""
+    read-only root, capped tmpfs mounts for the working directory and /tmp. One program runs
+    at a time in a container (``container.py``), so its limits are the program's own, plus
+    what the runner needs beside it (``RUNNER_MIB``, ``RUNNER_PROCESSES``)."""
     images = images or {}
     services: dict[str, Any] = {}
-    volumes: dict[str, Any] = {}
     for index, name in enumerate(check_runtimes(runtimes)):
-        volume = f"work-{name}"
-        volumes[volume] = {}  # the project's own: removed with the sample's containers
         services[runtime_environment(name, index)] = {
             "image": images.get(name, image_tag(name)),
             "x-scievals-runtime": name,
@@ -369,12 +379,11 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
             "user": f"{SANDBOX_UID}:{SANDBOX_UID}",
             "working_dir": "/home/sandbox",
             "read_only": True,
-            "volumes": [f"{volume}:/home/sandbox"],
-            "tmpfs": [f"/tmp:{TMP_TMPFS}"],
+            "tmpfs": [f"/home/sandbox:{WORK_TMPFS}", f"/tmp:{TMP_TMPFS}"],
             "shm_size": "64m",
-            "mem_limit": f"{MEMORY_MIB}m",
-            "memswap_limit": f"{MEMORY_MIB}m",
-            "pids_limit": _LIMITS.processes,
+            "mem_limit": f"{MEMORY_MIB + RUNNER_MIB}m",
+            "memswap_limit": f"{MEMORY_MIB + RUNNER_MIB}m",
+            "pids_limit": _LIMITS.processes + RUNNER_PROCESSES,
             "cpus": CPUS,
             "cap_drop": ["ALL"],
             "security_opt": ["no-new-privileges:true"],
@@ -386,7 +395,7 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
         "# Scoring runtimes for Inspect's docker sandbox, one container per sample\n"
         f"# (written by scievals.sandbox.image.compose_text for runtimes {','.join(runtimes)}).\n"
     )
-    body = yaml.safe_dump({"services": services, "volumes": volumes}, sort_keys=False)
+    body = yaml.safe_dump({"services": services}, sort_keys=False)
     return header + body
 
 

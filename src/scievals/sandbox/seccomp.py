@@ -68,7 +68,7 @@ S_IFMT, S_IFCHR, S_IFBLK = 0o170000, 0o020000, 0o060000
 PERSONALITIES = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
 
 # Classic BPF opcodes and seccomp return values.
-LD_ABS, JEQ, JGE, JSET, AND, RET = 0x20, 0x15, 0x35, 0x45, 0x54, 0x06
+LD_ABS, JEQ, JGT, JGE, JSET, AND, RET = 0x20, 0x15, 0x25, 0x35, 0x45, 0x54, 0x06
 ALLOW = 0x7FFF0000
 ERRNO = 0x00050000
 NR, ARCH, ARGS = 0, 4, 16  # offsets in struct seccomp_data (args are 8 bytes; low half first)
@@ -144,6 +144,67 @@ def build(machine: str | None = None) -> bytes:
     a.op(RET, ERRNO | errno.EPERM)
     a.label("enosys")
     a.op(RET, ERRNO | errno.ENOSYS)
+    a.label("allow")
+    a.op(RET, ALLOW)
+    return a.assemble()
+
+
+# The guard, a second filter for programs in a container that shares their uid with the runner
+# watching them: signals, rlimit changes and pidfds may only reach processes started after the
+# program (pid >= FLOOR), or its own process group (0); asynchronous-I/O signal owners, which
+# would make the kernel signal someone else for it, may not be set at all. FLOOR is a
+# placeholder the runner replaces with the program's pid (and NEG_FLOOR with its negation).
+FLOOR_MARKS = (0x3FFFFF01, (1 << 32) - 0x3FFFFF01)
+TARGETED = {
+    "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129,
+               "rt_tgsigqueueinfo": 297, "prlimit64": 302, "pidfd_open": 434},
+    "aarch64": {"kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138,
+                "rt_tgsigqueueinfo": 240, "prlimit64": 261, "pidfd_open": 434},
+}  # fmt: skip
+PIDFD_SEND_SIGNAL = {"x86_64": 424, "aarch64": 424}  # takes /proc/PID directories too
+FCNTL = {"x86_64": 72, "aarch64": 25}
+IOCTL = {"x86_64": 16, "aarch64": 29}
+F_SETOWN, F_SETSIG, F_SETOWN_EX = 8, 10, 15
+FIOSETOWN, SIOCSPGRP = 0x8901, 0x8902
+
+
+def guard(machine: str | None = None) -> bytes:
+    """The guard filter for ``machine``, with ``FLOOR_MARKS`` where the floor goes."""
+    machine = machine or os.uname().machine
+    if machine not in TARGETED:
+        raise ValueError(f"no seccomp syscall table for {machine}")
+    floor, neg_floor = FLOOR_MARKS
+    a = _Asm()
+    a.op(LD_ABS, ARCH)
+    a.op(JEQ, AUDIT_ARCH[machine], "native", 0)
+    a.op(RET, ERRNO | errno.ENOSYS)
+    a.label("native")
+    a.op(LD_ABS, NR)
+    for number in sorted(TARGETED[machine].values()):
+        a.op(JEQ, number, "target", 0)
+    a.op(JEQ, PIDFD_SEND_SIGNAL[machine], "eperm", 0)
+    a.op(JEQ, FCNTL[machine], "fcntl", 0)
+    a.op(JEQ, IOCTL[machine], "ioctl", 0)
+    a.op(RET, ALLOW)
+    a.label("target")  # the low 32 bits of args[0] are the pid_t the kernel reads
+    a.op(LD_ABS, ARGS)
+    a.op(JEQ, 0, "allow", 0)
+    a.op(JGE, 0x80000000, "group", 0)
+    a.op(JGE, floor, "allow", "eperm")
+    a.label("group")  # -pgid: allowed when pgid >= FLOOR, that is the word <= 2**32 - FLOOR
+    a.op(JGT, neg_floor, "eperm", "allow")
+    a.label("fcntl")
+    a.op(LD_ABS, ARGS + 8)
+    for cmd in (F_SETOWN, F_SETSIG, F_SETOWN_EX):
+        a.op(JEQ, cmd, "eperm", 0)
+    a.op(RET, ALLOW)
+    a.label("ioctl")
+    a.op(LD_ABS, ARGS + 8)
+    for cmd in (FIOSETOWN, SIOCSPGRP):
+        a.op(JEQ, cmd, "eperm", 0)
+    a.op(RET, ALLOW)
+    a.label("eperm")
+    a.op(RET, ERRNO | errno.EPERM)
     a.label("allow")
     a.op(RET, ALLOW)
     return a.assemble()

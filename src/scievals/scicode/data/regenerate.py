@@ -24,7 +24,6 @@ import h5py
 
 from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
-from scievals.sandbox.execution import own_directory
 from scievals.scicode.data.dataset import Problem, Step, load_problems
 from scievals.scicode.data.targets import write_test_target
 from scievals.scicode.grading.program import STEADY_CLOCK, plans_for, step_program
@@ -124,8 +123,8 @@ async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) 
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path, prelude=STEADY_CLOCK)
-    async with queue().slot(step.step_id), own_directory(env) as box:
-        run = await execute(box, program, path, timeout, step.step_id)
+    async with queue().slot(step.step_id):
+        run = await execute(env, program, path, timeout, step.step_id)
     outcome = run.outcome
     if outcome.returncode != 0 or outcome.infrastructure or run.records is None:
         detail = outcome.stderr.strip().splitlines()[-1:] or [

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox.execution import own_directory, read_regular_file, run_program
+from scievals.sandbox.execution import run_file
 from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
@@ -140,23 +140,22 @@ def program_path_for(step_id: str) -> str:
 async def execute(
     env: SandboxEnvironment, program: str, record_path: str, timeout: int, step_id: str
 ) -> Execution:
-    """Run one step program in the sandbox and read its records (bounded, never trusted).
+    """Run one step program in a directory of its own and read its records (bounded, never
+    trusted).
 
     The program runs from a file, as the official harness runs it (``__file__``,
     ``inspect.getsource`` and tracebacks' line numbers work), and what it prints never fails
     it: each stream keeps its last bytes."""
     path = program_path_for(step_id)
-    await env.write_file(path, program)
-    outcome = await run_program(env, ["python3", path], timeout=timeout, output="tail")
-    records: bytes | None = None
+    ran = await run_file(
+        env, path, program, ["python3", path], record_path, MAX_RECORD_BYTES, timeout
+    )
     record_error = None
-    try:
-        records = await read_regular_file(env, record_path, MAX_RECORD_BYTES)
-    except FileNotFoundError:
+    if isinstance(ran.kept_error, FileNotFoundError):
         record_error = "the program never started its tests (no records)"
-    except Exception as exc:  # noqa: BLE001 - over the size bound, not a regular file, ...
-        record_error = f"records could not be read: {str(exc)[:200]}"
-    return Execution(outcome, records, record_error)
+    elif ran.kept_error is not None:
+        record_error = f"records could not be read: {str(ran.kept_error)[:200]}"
+    return Execution(ran.outcome, ran.kept, record_error)
 
 
 def _last_exception(stderr: str) -> tuple[str, str] | None:
@@ -372,8 +371,7 @@ async def _run_step(
         static = await anyio.to_thread.run_sync(static_failure, problem, step, codes)
         if static is not None:
             return StepVerdict(step.step_id, False, *static)
-        async with own_directory(env) as box:
-            run = await execute(box, program, path, timeout, step.step_id)
+        run = await execute(env, program, path, timeout, step.step_id)
     if callable(targets):
         targets = await anyio.to_thread.run_sync(targets)
     return judge(step, run, await judge_tests(problem, plans, run, targets, timeout), timeout)

@@ -1,0 +1,217 @@
+"""Step programs in a container of a scoring runtime image, with our sandbox's guarantees.
+
+The harness side of ``container_runner.py``: one ``exec`` per program carries the program and
+its limits in, and its structured outcome, output tails and the file it was asked to keep out
+(larger files come in chunks). Programs of one container run one at a time, so that the
+container's kernel limits are the program's own and nothing of one program (processes, files,
+IPC) is left for the next. Everything the container answers is untrusted: bounded by
+Inspect's exec output limit, then checked field by field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import weakref
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import anyio
+from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
+
+from scievals.sandbox import seccomp
+from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
+from scievals.sandbox.limits import Limits
+from scievals.sandbox.outcome import LIMITS, Outcome
+
+PREFIX = "SCIEVALS-RUNNER "
+INLINE_BYTES = 4 << 20
+"""A kept file up to this size comes back with the outcome (Inspect caps an exec's output at
+10 MiB; the two output tails take up to 2 MiB more, all in base64)."""
+CHUNK_BYTES = 6 << 20
+EXEC_MARGIN = 60
+"""Seconds the exec may take beyond the program's own timeout (set-up, clean-up) before
+Inspect's timeout stops the runner itself."""
+MAX_REASON = 400
+
+
+class RunnerError(RuntimeError):
+    """The runner's answer is missing or malformed: the machinery failed, not the program."""
+
+
+@dataclass(frozen=True)
+class FileRun:
+    """One program run from a file, and the file it was asked to keep, as read."""
+
+    outcome: Outcome
+    kept: bytes | None
+    kept_error: OSError | None
+
+
+_locks: weakref.WeakKeyDictionary[SandboxEnvironment, anyio.Lock] = weakref.WeakKeyDictionary()
+_refused: weakref.WeakKeyDictionary[SandboxEnvironment, str] = weakref.WeakKeyDictionary()
+
+
+def lock(env: SandboxEnvironment) -> anyio.Lock:
+    """The container's lock: one program at a time."""
+    found = _locks.get(env)
+    if found is None:
+        found = _locks[env] = anyio.Lock()
+    return found
+
+
+@cache
+def _source() -> str:
+    return resources.files("scievals.sandbox").joinpath("container_runner.py").read_text("utf-8")
+
+
+@cache
+def _filters() -> dict[str, list[str]]:
+    """Machine -> the sandbox's seccomp filter and the guard (the runner takes its own)."""
+    return {
+        machine: [
+            base64.b64encode(build(machine)).decode() for build in (seccomp.build, seccomp.guard)
+        ]
+        for machine in seccomp.TARGETED
+    }
+
+
+async def run_file(
+    env: SandboxEnvironment,
+    name: str,
+    source: str,
+    argv: list[str],
+    keep: str | None,
+    max_keep: int,
+    timeout: int,
+    tail_bytes: int,
+) -> FileRun | None:
+    """Run ``argv`` with ``source`` written to ``name`` in the container's working directory;
+    None when the container is not one of our runtime images (the runner refused, touching
+    nothing). Raises ``RunnerError`` (or the sandbox's own errors) when the machinery fails."""
+    if env in _refused:
+        return None
+    request = {
+        "op": "run",
+        "file": name,
+        "source": source,
+        "argv": argv,
+        "keep": keep,
+        "max_keep": max_keep,
+        "inline": INLINE_BYTES,
+        "timeout": timeout,
+        "tail": tail_bytes,
+        "limits": Limits().wire(),
+        "filters": _filters(),
+        "marks": list(seccomp.FLOOR_MARKS),
+    }
+    async with lock(env):
+        answer = await _call(env, request, timeout + EXEC_MARGIN)
+        if "refused" in answer:
+            _refused[env] = str(answer["refused"])[:MAX_REASON]
+            return None
+        outcome = _outcome(answer, tail_bytes)
+        kept, error = await _kept(env, answer.get("kept"), keep, max_keep)
+    return FileRun(outcome, kept, error)
+
+
+async def _call(env: SandboxEnvironment, request: dict[str, Any], timeout: int) -> dict[str, Any]:
+    try:
+        res = await env.exec(
+            ["python3", "-I", "-S", "-c", _source()],
+            input=json.dumps(request),
+            timeout=timeout,
+            timeout_retry=False,
+        )
+    except OutputLimitExceededError as exc:
+        raise RunnerError(f"the runner's answer is over Inspect's limit ({exc.limit_str})") from exc
+    except TimeoutError as exc:
+        raise RunnerError(f"the runner did not answer within {timeout} s") from exc
+    line = next((ln for ln in reversed(res.stdout.splitlines()) if ln.startswith(PREFIX)), None)
+    if line is None:
+        tail = (res.stderr.strip().splitlines() or [f"exit {res.returncode}"])[-1][:MAX_REASON]
+        raise RunnerError(f"the runner gave no answer: {tail}")
+    try:
+        answer = json.loads(line[len(PREFIX) :])
+    except ValueError as exc:
+        raise RunnerError("the runner's answer is not JSON") from exc
+    if not isinstance(answer, dict):
+        raise RunnerError("the runner's answer is not an object")
+    return answer
+
+
+def _text(value: Any, cap: int) -> str:
+    if not isinstance(value, str) or len(value) > (cap * 4) // 3 + 8:
+        raise RunnerError("the runner's output tail is malformed")
+    try:
+        data = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise RunnerError("the runner's output tail is not base64") from exc
+    return data[-cap:].decode("utf-8", errors="replace")
+
+
+def _outcome(answer: dict[str, Any], tail_bytes: int) -> Outcome:
+    returncode, limit, reason = answer.get("returncode"), answer.get("limit"), answer.get("reason")
+    seconds = answer.get("seconds")
+    if not (returncode is None or (type(returncode) is int and 0 <= returncode < 512)):
+        raise RunnerError("the runner's exit status is malformed")
+    if limit is not None and limit not in LIMITS:
+        raise RunnerError("the runner named no known limit")
+    if reason is not None and not isinstance(reason, str):
+        raise RunnerError("the runner's reason is malformed")
+    if not isinstance(seconds, int | float) or not 0 <= seconds < 1e7:
+        raise RunnerError("the runner's time is malformed")
+    if returncode is None and limit != "timeout":
+        raise RunnerError("the runner gave no exit status")
+    return Outcome(
+        returncode,
+        _text(answer.get("stdout"), tail_bytes),
+        _text(answer.get("stderr"), tail_bytes),
+        limit,
+        reason[:MAX_REASON] if reason else None,
+        float(seconds),
+    )
+
+
+async def _kept(
+    env: SandboxEnvironment, kept: Any, name: str | None, max_keep: int
+) -> tuple[bytes | None, OSError | None]:
+    """The kept file's bytes, or the error a read in our own sandbox would raise."""
+    if name is None:
+        return None, None
+    if not isinstance(kept, dict) or len(kept) != 1:
+        raise RunnerError("the runner's kept file is malformed")
+    ((what, value),) = kept.items()
+    if what == "missing":
+        return None, FileNotFoundError(f"{name}: no such file")
+    if what == "not_regular":
+        return None, NotRegularFileError(f"{name}: {str(value)[:MAX_REASON]}")
+    if what == "too_large" and type(value) is int:
+        return None, FileTooLargeError(name, value, max_keep)
+    if what == "data" and isinstance(value, str) and len(value) <= (INLINE_BYTES * 4) // 3 + 8:
+        return _decode(value), None
+    if what == "held" and type(value) is int and INLINE_BYTES < value <= max_keep:
+        data = bytearray()
+        while len(data) < value:
+            length = min(CHUNK_BYTES, value - len(data))
+            last = len(data) + length >= value
+            request = {"op": "fetch", "offset": len(data), "length": length, "last": last}
+            answer = await _call(env, request, 120)
+            chunk = _decode(answer.get("data"))
+            if not chunk or len(chunk) > length:
+                raise RunnerError("the runner's chunk of the kept file is malformed")
+            data += chunk
+        return bytes(data), None
+    raise RunnerError("the runner's kept file is malformed")
+
+
+def _decode(value: Any) -> bytes:
+    if not isinstance(value, str) or len(value) > (CHUNK_BYTES * 4) // 3 + 8:
+        raise RunnerError("the runner's data is malformed")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise RunnerError("the runner's data is not base64") from exc
