@@ -7,15 +7,17 @@ the floor, all in one run.
    ``--runtimes 2024,2025`` (the second runtime only sees failures: none, for gold code);
 3. ``scievals eval scicode --model scievals/reference --split dev``, as a process (Inspect runs
    the samples; the reference model answers with gold code);
-4. the same with ``--sandbox docker``: Inspect's docker sandbox, one container per sample as
-   inspect_evals runs it, our compose file (skipped, saying why, where Docker does not answer or
-   the image is not built: ``scievals sandbox image``).
+4. 2 and 3 with ``--sandbox docker``: Inspect's docker sandbox, one container per sample (per
+   problem for ``grade``) as inspect_evals runs it, our compose file (skipped, saying why, where
+   Docker does not answer or the image is not built: ``scievals sandbox image``).
 The floor is the step programs' own work (CPU time after interpreter start-up and imports,
 measured in way 1) divided by the CPUs, or the longest single step where that is larger. For
 2 and 3 it prints the peak memory of the harness process (its own RSS) and of the whole process
 tree, sandbox included (a memory cgroup's high-water mark, where cgroup v1 memory is
 available; the containers' memory is Docker's, not in that tree). Usage:
 python bench/scicode_grade.py [--skip-eval] [--skip-docker]
+The Docker ways print their wall time and the harness's CPU against ours (the same command in
+our sandbox, in the same run).
 """
 
 from __future__ import annotations
@@ -80,8 +82,10 @@ def original_way(
     return passed, own
 
 
-def measured(cmd: list[str]) -> tuple[float, str, str, int, int | None]:
-    """Run ``cmd``: wall seconds, stdout, stderr, the process's peak RSS, the tree's peak."""
+def measured(cmd: list[str]) -> tuple[float, str, str, int, int | None, float]:
+    """Run ``cmd``: wall seconds, stdout, stderr, the process's peak RSS, the tree's peak, and
+    the harness's CPU seconds (its own and that of every process it waited for: the docker
+    CLI processes it starts, the trusted workers; not what runs inside containers)."""
     group = None
     if os.geteuid() == 0 and (CGROUP_V1 / "memory.max_usage_in_bytes").exists():
         group = CGROUP_V1 / f"scievals-bench-{uuid.uuid4().hex[:8]}"
@@ -100,7 +104,8 @@ def measured(cmd: list[str]) -> tuple[float, str, str, int, int | None]:
         group.rmdir()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:3])} failed: {stderr.strip()[-500:]}")
-    return wall, stdout, stderr, usage.ru_maxrss * 1024, tree
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, stdout, stderr, usage.ru_maxrss * 1024, tree, cpu
 
 
 def _join(group: Path | None):
@@ -125,7 +130,7 @@ def main() -> None:
     start = time.perf_counter()
     base_passed, own = original_way(python, h5, steps)
     base = time.perf_counter() - start
-    rows.append(("official way: fresh python per step, sequential", base, base_passed, None))
+    rows.append(("official way: fresh python per step, sequential", base, base_passed, None, None))
 
     with tempfile.TemporaryDirectory() as tmp:
         gold = Path(tmp) / "gold.jsonl"
@@ -136,60 +141,77 @@ def main() -> None:
                 for _, s in steps
             )
         )
-        wall, out, _, rss, tree = measured(
-            [SCIEVALS, "grade", "scicode", str(gold), "--split", "dev"]
-        )
+        grade_cmd = [SCIEVALS, "grade", "scicode", str(gold), "--split", "dev"]
+        wall, out, _, rss, tree, cpu = measured(grade_cmd)
         passed = json.loads(out.strip().splitlines()[-1])["summary"]["total_subproblems_solved"]
-        rows.append(("scievals grade scicode (a process)", wall, passed, (rss, tree)))
+        rows.append(("scievals grade scicode (a process)", wall, passed, (rss, tree), cpu))
         one_runtime = wall
-        cmd = [SCIEVALS, "grade", "scicode", str(gold), "--split", "dev", "--runtimes", "2024,2025"]
-        wall, out, _, rss, tree = measured(cmd)
+        wall, out, _, rss, tree, cpu = measured([*grade_cmd, "--runtimes", "2024,2025"])
         passed = json.loads(out.strip().splitlines()[-1])["summary"]["total_subproblems_solved"]
         rows.append(
-            ("... --runtimes 2024,2025 (Verified's two runtimes)", wall, passed, (rss, tree))
+            ("... --runtimes 2024,2025 (Verified's two runtimes)", wall, passed, (rss, tree), cpu)
         )
         second_runtime = wall / one_runtime
+        eval_cmd = [SCIEVALS, "eval", "scicode", "--model", "scievals/reference", "--split", "dev"]
         if "--skip-eval" not in sys.argv:
-            cmd = [SCIEVALS, "eval", "scicode", "--model", "scievals/reference", "--split", "dev"]
-            wall, out, err, rss, tree = measured([*cmd, "--log-dir", tmp])
+            wall, out, err, rss, tree, cpu = measured([*eval_cmd, "--log-dir", tmp])
             log = max(Path(tmp).glob("*.eval"), key=lambda p: p.stat().st_mtime)
-            passed = _passed_steps(log)
             rows.append(
-                ("scievals eval scicode --model scievals/reference", wall, passed, (rss, tree))
-            )
-        if "--skip-docker" not in sys.argv:
-            why = _docker_unavailable()
-            if why:
-                print(f"docker way skipped: {why}")
-            else:
-                cmd = [SCIEVALS, "eval", "scicode", "--model", "scievals/reference"]
-                cmd += ["--split", "dev", "--sandbox", "docker", "--log-dir", f"{tmp}/docker"]
-                wall, out, err, rss, _ = measured(cmd)
-                log = max(Path(tmp, "docker").glob("*.eval"), key=lambda p: p.stat().st_mtime)
-                rows.append(
-                    (
-                        "... --sandbox docker (a container per sample)",
-                        wall,
-                        _passed_steps(log),
-                        (rss, None),
-                    )
+                (
+                    "scievals eval scicode --model scievals/reference",
+                    wall,
+                    _passed_steps(log),
+                    (rss, tree),
+                    cpu,
                 )
+            )
+        why = "--skip-docker" if "--skip-docker" in sys.argv else _docker_unavailable()
+        if why:
+            print(f"docker ways skipped: {why}")
+        else:
+            wall, out, _, rss, _, cpu = measured([*grade_cmd, "--sandbox", "docker"])
+            passed = json.loads(out.strip().splitlines()[-1])["summary"]["total_subproblems_solved"]
+            rows.append(("scievals grade ... --sandbox docker", wall, passed, (rss, None), cpu))
+            docker_log = Path(tmp, "docker")
+            cmd = [*eval_cmd, "--sandbox", "docker", "--log-dir", str(docker_log)]
+            wall, out, err, rss, _, cpu = measured(cmd)
+            log = max(docker_log.glob("*.eval"), key=lambda p: p.stat().st_mtime)
+            rows.append(
+                (
+                    "scievals eval ... --sandbox docker (a container per sample)",
+                    wall,
+                    _passed_steps(log),
+                    (rss, None),
+                    cpu,
+                )
+            )
 
     floor = max(sum(own) / cpus, max(own))
-    print(f"\n{'way':<52} {'wall':>8} {'passed':>7} {'/floor':>7} {'harness':>9} {'tree':>9}")
-    for label, wall, passed, memory in rows:
+    print(
+        f"\n{'way':<60} {'wall':>8} {'passed':>7} {'/floor':>7} {'cpu':>8} "
+        f"{'harness':>9} {'tree':>9}"
+    )
+    for label, wall, passed, memory, cpu in rows:
         harness, tree = memory if memory else (None, None)
         print(
-            f"{label:<52} {wall:7.1f}s {passed:>4}/50 {wall / floor:6.2f}x "
-            f"{_mib(harness):>9} {_mib(tree):>9}"
+            f"{label:<60} {wall:7.1f}s {passed:>4}/50 {wall / floor:6.2f}x "
+            f"{'' if cpu is None else f'{cpu:7.1f}s':>8} {_mib(harness):>9} {_mib(tree):>9}"
         )
     print(
         f"\nsteps' own work: {sum(own):.1f} s CPU (longest step {max(own):.1f} s); "
         f"floor {floor:.1f} s on {cpus} CPUs"
     )
-    for label, wall, _, _ in rows[1:]:
+    by_label = {row[0].split(" (")[0]: row for row in rows}
+    for label, wall, *_ in rows[1:]:
         print(f"official way / {label.split(' (')[0]}: {base / wall:.2f}x")
     print(f"two runtimes / one runtime (scievals grade): {second_runtime:.2f}x")
+    for docker, ours in (
+        ("scievals grade ... --sandbox docker", "scievals grade scicode"),
+        ("scievals eval ... --sandbox docker", "scievals eval scicode --model scievals/reference"),
+    ):
+        if docker in by_label and ours in by_label:
+            (_, d_wall, _, _, d_cpu), (_, o_wall, _, _, o_cpu) = by_label[docker], by_label[ours]
+            print(f"{docker} / ours: wall {d_wall / o_wall:.2f}x, harness cpu {d_cpu / o_cpu:.2f}x")
 
 
 def _docker_unavailable() -> str | None:

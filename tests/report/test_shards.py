@@ -101,3 +101,34 @@ def test_real_task_split_by_books_combines(tmp_path: Path) -> None:
     [run], _ = load_runs([tmp_path])
     assert run.protocol["steps_counted"] == 33 + 38  # both books' problems, though 4 were run
     assert {s.metadata["book"] for s in run.samples} == {"quan", "chemmc"}
+
+
+def test_a_mixed_fleet_is_one_run_with_each_shards_sandbox(tmp_path: Path) -> None:
+    """Shards graded in our sandbox on one machine and in containers on another: one run, whose
+    protocol names both sandboxes and whose notes say how many samples each graded."""
+    _run(tmp_path, ["atkins-1", "atkins-2", "fund-1"], overrides={"sandbox": "scievals (unshare)"})
+    _run(tmp_path, ["atkins-3", "fund-2", "stat-1"], overrides={"sandbox": "docker"})
+    [run], notes = load_runs([tmp_path])
+    assert notes == [] and len(run.samples) == 6
+    assert run.protocol["sandbox"] == "docker + scievals (unshare)"
+    assert run.protocol["steps_counted"] == 583  # one dataset, counted once
+    assert "graded in 2 sandboxes (docker: 3 samples; scievals (unshare): 3 samples)" in run.notes
+    assert "verdict parity across sandboxes: no sample was graded in more than one" in run.notes
+    [row] = _results([run])
+    assert (row["faithful correct"], row["robust correct"]) == ("4/6", "5/6")
+
+
+def test_samples_graded_in_two_sandboxes_are_compared_and_counted_once(tmp_path: Path) -> None:
+    _run(tmp_path, ["atkins-1", "atkins-2", "fund-1"], overrides={"sandbox": "scievals (unshare)"})
+    _run(tmp_path, ["atkins-2", "fund-1", "stat-1"], overrides={"sandbox": "docker"})
+    [run], notes = load_runs([tmp_path])
+    assert notes == [] and sorted(run.sample_ids()) == ["atkins-1", "atkins-2", "fund-1", "stat-1"]
+    assert "verdict parity across sandboxes: 2 samples graded in two, all agree" in run.notes
+
+
+def test_a_verdict_that_differs_across_sandboxes_is_named(tmp_path: Path) -> None:
+    _run(tmp_path, ["atkins-1", "atkins-2"], overrides={"sandbox": "scievals (unshare)"})
+    _run(tmp_path, ["atkins-2", "fund-2"], script=SCIBENCH_BETA, overrides={"sandbox": "docker"})
+    [run], _ = load_runs([tmp_path])
+    [parity] = [n for n in run.notes if n.startswith("verdict parity")]
+    assert "1 DISAGREE: atkins-2 (" in parity

@@ -12,7 +12,7 @@ import os
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ from scievals.inputs import InputError
 from scievals.protocol import PROTOCOL_KEYS
 
 BENCHMARK_ORDER = ("scicode", "scibench")
+SHARD_KEYS = ("steps_counted", "sandbox")
+"""Protocol entries that may differ between shards of one experiment."""
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,11 @@ class Run:
         """What makes two runs one experiment: model, protocol, generation settings and epochs.
 
         The number of steps counted is left out: it follows the problems a run selected, and runs
-        over disjoint problems of one experiment are shards of it (see ``load_runs``).
+        over disjoint problems of one experiment are shards of it (see ``load_runs``). So is the
+        sandbox: shards graded on different machines (ours on one, containers on another) are
+        one experiment, whose verdicts must agree (``_reconcile`` checks where they overlap).
         """
-        protocol = {k: v for k, v in self.protocol.items() if k != "steps_counted"}
+        protocol = {k: v for k, v in self.protocol.items() if k not in SHARD_KEYS}
         record = [self.benchmark, self.model, protocol]
         record += [self.temperature, self.max_tokens, self.epochs]
         return json.dumps(record, sort_keys=True, default=str)
@@ -301,26 +305,83 @@ def _skip_reason(exc: BaseException) -> str:
 
 
 def _reconcile(group: list[Run], notes: list[str]) -> list[Run]:
-    """One experiment's logs -> its runs: reruns superseded, disjoint shards combined."""
+    """One experiment's logs -> its runs: reruns superseded, disjoint shards combined.
+
+    A rerun is a log over the same problems in the same sandbox. Logs of one experiment graded
+    in different sandboxes (a mixed fleet) become one run: where they graded the same samples,
+    their verdicts are compared (a note says how many agree and names any that do not) and the
+    copy of the first log in path order is kept."""
     group.sort(key=lambda r: (r.status == "success", r.created), reverse=True)
     kept: list[Run] = []
     for run in group:
-        twin = next((k for k in kept if k.sample_ids() == run.sample_ids()), None)
+        twin = next(
+            (
+                k
+                for k in kept
+                if k.sample_ids() == run.sample_ids() and _sandbox(k) == _sandbox(run)
+            ),
+            None,
+        )
         if twin is not None:
             notes.append(f"superseded {run.path} by {twin.path} (same model and protocol)")
         else:
             kept.append(run)
+    parity = None
+    if len({_sandbox(r) for r in kept}) > 1:
+        kept, parity = _deduplicated(kept)
     disjoint = sum(len(r.sample_ids()) for r in kept) == len(
         frozenset().union(*map(Run.sample_ids, kept))
     )
     if len(kept) > 1 and disjoint:
         kept = [_combine(kept)]
     for run in kept:
+        if parity is not None and len(kept) == 1:
+            run.notes.append(parity)
         if run.status != "success":
             run.notes.append(f"log status: {run.status}")
         if run.errors:
             run.notes.append(f"{run.errors} sample(s) ended in an error and are not counted")
     return kept
+
+
+def _sandbox(run: Run) -> str:
+    return str(run.protocol.get("sandbox") or "")
+
+
+def _verdict(sample: SampleResult) -> str:
+    return json.dumps({k: v.value for k, v in sample.scores.items()}, sort_keys=True, default=str)
+
+
+def _deduplicated(runs: list[Run]) -> tuple[list[Run], str]:
+    """Runs of several sandboxes with each sample (and epoch) kept once, first in path order,
+    and the parity note: how many samples two sandboxes both graded, and which disagree."""
+    runs = sorted(runs, key=lambda r: r.path)
+    first: dict[tuple[str, int], tuple[str, SampleResult]] = {}
+    compared, differ = 0, []
+    out = []
+    for run in runs:
+        mine = []
+        for sample in run.samples:
+            seen = first.get((sample.id, sample.epoch))
+            if seen is None:
+                first[(sample.id, sample.epoch)] = (_sandbox(run), sample)
+                mine.append(sample)
+            elif seen[0] != _sandbox(run):
+                compared += 1
+                if _verdict(seen[1]) != _verdict(sample):
+                    differ.append(f"{sample.id} ({seen[0]} against {_sandbox(run)})")
+        if mine:
+            out.append(replace(run, samples=mine))
+    if not compared:
+        note = "verdict parity across sandboxes: no sample was graded in more than one"
+    elif not differ:
+        note = f"verdict parity across sandboxes: {compared} samples graded in two, all agree"
+    else:
+        note = (
+            f"verdict parity across sandboxes: {compared} samples graded in two, "
+            f"{len(differ)} DISAGREE: {', '.join(differ[:20])}"
+        )
+    return out, note
 
 
 def _combine(shards: list[Run]) -> Run:
@@ -332,9 +393,14 @@ def _combine(shards: list[Run]) -> Run:
     """
     shards = sorted(shards, key=lambda r: r.path)
     counts = {
-        json.dumps([r.task_args, r.protocol.get("steps_counted")], sort_keys=True, default=str): (
-            r.protocol.get("steps_counted")
-        )
+        json.dumps(
+            [
+                {k: v for k, v in r.task_args.items() if k != "sandbox"},
+                r.protocol.get("steps_counted"),
+            ],
+            sort_keys=True,
+            default=str,
+        ): r.protocol.get("steps_counted")
         for r in shards
     }.values()
     steps = sum(counts) if all(isinstance(c, int) for c in counts) else None
@@ -349,11 +415,18 @@ def _combine(shards: list[Run]) -> Run:
             for key, value in counts.items():
                 mine[key] = mine.get(key, 0) + value
     seconds = [r.seconds for r in shards]
+    sandboxes: dict[str, int] = {}
+    for shard in shards:
+        sandboxes[_sandbox(shard)] = sandboxes.get(_sandbox(shard), 0) + len(shard.samples)
+    sandbox = " + ".join(sorted(sandboxes)) if len(sandboxes) > 1 else first.protocol.get("sandbox")
+    where = [
+        f"{name or 'no sandbox'}: {count} samples" for name, count in sorted(sandboxes.items())
+    ]
     return Run(
         path=" + ".join(r.path for r in shards),
         task=first.task,
         model=first.model,
-        protocol={**first.protocol, "steps_counted": steps},
+        protocol={**first.protocol, "steps_counted": steps, "sandbox": sandbox},
         temperature=first.temperature,
         epochs=first.epochs,
         created=max(r.created for r in shards),
@@ -367,5 +440,10 @@ def _combine(shards: list[Run]) -> Run:
         started=min(r.started for r in shards),
         completed=max(r.completed for r in shards),
         versions=first.versions,
-        notes=[f"combined from {len(shards)} logs over disjoint problems"],
+        notes=[f"combined from {len(shards)} logs over disjoint problems"]
+        + (
+            [f"graded in {len(sandboxes)} sandboxes ({'; '.join(where)})"]
+            if len(sandboxes) > 1
+            else []
+        ),
     )

@@ -14,6 +14,8 @@ import base64
 import binascii
 import json
 import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -51,16 +53,35 @@ class FileRun:
     kept_error: OSError | None
 
 
-_locks: weakref.WeakKeyDictionary[SandboxEnvironment, anyio.Lock] = weakref.WeakKeyDictionary()
+class _Turn:
+    """A container's turn: one program at a time, re-entered freely by the task holding it
+    (a scorer takes it before its CPU slot, ``run_file`` again inside)."""
+
+    def __init__(self) -> None:
+        self.lock = anyio.Lock()
+        self.owner: int | None = None
+
+
+_turns: weakref.WeakKeyDictionary[SandboxEnvironment, _Turn] = weakref.WeakKeyDictionary()
 _refused: weakref.WeakKeyDictionary[SandboxEnvironment, str] = weakref.WeakKeyDictionary()
 
 
-def lock(env: SandboxEnvironment) -> anyio.Lock:
-    """The container's lock: one program at a time."""
-    found = _locks.get(env)
+@asynccontextmanager
+async def turn(env: SandboxEnvironment) -> AsyncIterator[None]:
+    """Hold the container ``env`` for one program (and the reads of what it left)."""
+    found = _turns.get(env)
     if found is None:
-        found = _locks[env] = anyio.Lock()
-    return found
+        found = _turns[env] = _Turn()
+    me = anyio.get_current_task().id
+    if found.owner == me:
+        yield
+        return
+    async with found.lock:
+        found.owner = me
+        try:
+            yield
+        finally:
+            found.owner = None
 
 
 @cache
@@ -108,7 +129,7 @@ async def run_file(
         "filters": _filters(),
         "marks": list(seccomp.FLOOR_MARKS),
     }
-    async with lock(env):
+    async with turn(env):
         answer = await _call(env, request, timeout + EXEC_MARGIN)
         if "refused" in answer:
             _refused[env] = str(answer["refused"])[:MAX_REASON]

@@ -175,6 +175,18 @@ async def run_file(
             return FileRun(outcome, None, exc)
 
 
+@asynccontextmanager
+async def exclusive(env: SandboxEnvironment) -> AsyncIterator[None]:
+    """Wait for a turn of the sandbox's container, where programs run one at a time (in ours
+    every program has a directory and limits of its own: no wait). Taken before a CPU slot, so
+    that a program waiting for its container holds no slot."""
+    if scievals_sandbox(env) is not None:
+        yield
+        return
+    async with container.turn(_inner(env)):
+        yield
+
+
 def _inner(env: SandboxEnvironment) -> SandboxEnvironment:
     """The sandbox behind Inspect's event-logging proxy (one lock per container, not per
     proxy)."""

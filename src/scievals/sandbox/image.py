@@ -421,7 +421,7 @@ def k8s_values_text(
     file, each from ``REGISTRY/scievals-runtime:NAME``, in gVisor, with no egress, limits equal
     to requests (a guaranteed pod: nothing is overcommitted), a non-root user and a read-only
     root with memory-backed scratch directories."""
-    memory, disk, tmp = f"{MEMORY_MIB}Mi", _LIMITS.disk_mib, _LIMITS.tmp_mib
+    memory, disk, tmp = f"{MEMORY_MIB + RUNNER_MIB}Mi", _LIMITS.disk_mib, _LIMITS.tmp_mib
     services: dict[str, Any] = {}
     for index, name in enumerate(check_runtimes(runtimes)):
         amount = {"cpu": str(CPUS), "memory": memory}

@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox.execution import run_file
+from scievals.sandbox.execution import exclusive, run_file
 from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
@@ -365,9 +365,10 @@ async def _run_step(
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)
     program = step_program(problem, step, codes, plans, path)
-    # The slot is asked for before anything awaits, so that every step submitted together is
-    # in the queue when it chooses the longest.
-    async with queue().slot(step.step_id):
+    # The slot is asked for before anything else awaits, so that every step submitted together
+    # is in the queue when it chooses the longest; a container's program waits for its turn
+    # first, holding no slot meanwhile.
+    async with exclusive(env), queue().slot(step.step_id):
         static = await anyio.to_thread.run_sync(static_failure, problem, step, codes)
         if static is not None:
             return StepVerdict(step.step_id, False, *static)
