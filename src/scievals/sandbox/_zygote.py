@@ -903,7 +903,7 @@ def run_python(argv: list[str]) -> int:
             return 2
         sys.argv = argv[1:]
         sys.path.insert(0, os.path.dirname(os.path.abspath(filename)))
-        main_mod.__file__ = filename
+        main_mod.__file__ = os.path.abspath(filename)  # as Python 3.9+ sets a script's
     sys.modules["__main__"] = main_mod
     code = 0
     try:

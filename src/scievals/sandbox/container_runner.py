@@ -26,12 +26,16 @@ import contextlib
 import ctypes
 import json
 import os
+import re
 import resource
 import select
 import signal
+import socket
 import stat
+import subprocess
 import sys
 import time
+import types
 
 MARKER = "/etc/scievals-runtime"
 PREFIX = "SCIEVALS-RUNNER "
@@ -251,35 +255,46 @@ def full(paths):
 # ---------------------------------------------------------------- one program
 
 
-def child(req, home, out_w, err_w, main_filter, floor_guard):
-    """Become the program: its own session, the rlimits, the filters, then exec."""
+def become_program(req, home, out_w, err_w):
+    """Set up this fresh fork as the program: its output pipes, its own session, the rlimits,
+    the filters (the guard's floor is this process). Raises on failure."""
+    devnull = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out_w, 1)
+    os.dup2(err_w, 2)
+    os.closerange(3, 1 << 16)
+    os.setsid()
+    prctl(PR_SET_DUMPABLE, 1)  # its own /proc files are its own again (the runner's are not)
+    with open("/proc/self/oom_score_adj", "w") as fh:
+        fh.write("1000")  # the kernel's OOM killer takes the program, never the runner
+    lim = req["limits"]
+    for res, value in (
+        (resource.RLIMIT_AS, lim["memory_bytes"]),
+        (resource.RLIMIT_FSIZE, lim["file_bytes"]),
+        (resource.RLIMIT_NOFILE, lim["open_files"]),
+        (resource.RLIMIT_CORE, 0),
+    ):
+        resource.setrlimit(res, (value, value))
+    cpu = int(lim["cpu_seconds"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    os.chdir(home)
+    os.umask(0o002)
+    for sig in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # SIGPIPE, SIGXFSZ: ignored, as
+    # a Python interpreter has them
+    main_filter, guard = (base64.b64decode(f) for f in req["filters"][os.uname().machine])
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    install_seccomp(main_filter)
+    install_seccomp(with_floor(guard, req["marks"], os.getpid()))
+
+
+def cold(req, home, out_w, err_w):
+    """The program as a fresh interpreter (no warm server): exec ``argv``; never returns."""
     try:
-        devnull = os.open("/dev/null", os.O_RDONLY)
-        os.dup2(devnull, 0)
-        os.dup2(out_w, 1)
-        os.dup2(err_w, 2)
-        os.closerange(3, 1 << 16)
-        os.setsid()
-        prctl(PR_SET_DUMPABLE, 1)  # its own /proc files are its own again (the runner's are not)
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("1000")  # the kernel's OOM killer takes the program, never the runner
-        lim = req["limits"]
-        for res, value in (
-            (resource.RLIMIT_AS, lim["memory_bytes"]),
-            (resource.RLIMIT_FSIZE, lim["file_bytes"]),
-            (resource.RLIMIT_NOFILE, lim["open_files"]),
-            (resource.RLIMIT_CORE, 0),
-        ):
-            resource.setrlimit(res, (value, value))
-        cpu = int(lim["cpu_seconds"])
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        os.chdir(home)
-        os.umask(0o002)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT, signal.SIGTERM):
+        become_program(req, home, out_w, err_w)
+        for sig in (signal.SIGINT, signal.SIGPIPE, signal.SIGXFSZ):  # a fresh process's own
             signal.signal(sig, signal.SIG_DFL)
-        prctl(PR_SET_NO_NEW_PRIVS, 1)
-        install_seccomp(main_filter)
-        install_seccomp(with_floor(floor_guard, req["marks"], os.getpid()))
         argv = req["argv"]
         os.execvp(argv[0], argv)
     except BaseException as exc:  # noqa: BLE001
@@ -287,8 +302,206 @@ def child(req, home, out_w, err_w, main_filter, floor_guard):
     os._exit(127)
 
 
+# ---------------------------------------------------------------- the warm server
+
+
+def serve():
+    """The warm server (``python3 -c SOURCE serve``, its config on stdin): imports the
+    scientific stack once, then forks each program from that state and runs it in place, as
+    our own sandbox's zygote does (its ``run_python``, shipped along). Started by a runner
+    before any program of the container ran; the programs' guard keeps them off it, and it
+    answers only requests that carry the harness's token."""
+    config = json.loads(sys.stdin.readline())
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a program leaves behind is ours to reap
+    zygote = sys.modules["scievals_zygote"] = types.ModuleType("scievals_zygote")
+    exec(  # noqa: S102
+        compile(config["zygote"], "_zygote.py", "exec"), zygote.__dict__
+    )  # inspect-evals-lint: ignore[host_code_execution] -- our own zygote's source, in the container
+    failed = zygote.warm(config["modules"])
+    token = bytearray(config.pop("token").encode())
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind("\0" + config["name"])
+    listener.listen(8)
+    sys.stdout.write(json.dumps({"ready": True, "failed": failed}) + "\n")
+    sys.stdout.flush()
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    while True:
+        reap()
+        REAPED.clear()
+        ready, _, _ = select.select([listener], [], [], POLL_SECONDS)
+        if ready:
+            conn, _ = listener.accept()
+            with contextlib.suppress(OSError, ValueError, KeyError):
+                handle(conn, token, zygote)
+            conn.close()
+
+
+def handle(conn, token, zygote):
+    """One program: its pipes and request from a runner, a fork, its pid, then its status."""
+    conn.settimeout(10)
+    _, fds, _, _ = socket.recv_fds(conn, 1, 2)
+    data = bytearray()
+    while not data.endswith(b"\n") and len(data) < 1 << 20:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    req = json.loads(data)
+    if len(fds) != 2 or req.get("token", "").encode() != bytes(token):
+        for fd in fds:
+            os.close(fd)
+        return
+    zygote.warm([m for m in req["modules"] if m not in sys.modules])  # once per container
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        token[:] = bytes(len(token))  # the program gets no copy of it
+        try:
+            become_program(req, req["home"], *fds)
+        except BaseException as exc:  # noqa: BLE001
+            os.write(2, f"scievals-runner: cannot start: {exc}\n".encode())
+            os._exit(127)
+        os._exit(zygote.run_python(req["argv"]))
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    conn.setblocking(False)
+    while True:
+        reap()
+        if pid in REAPED:
+            status, usage = REAPED.pop(pid)
+            conn.setblocking(True)
+            message = {"status": status, "cpu": usage.ru_utime + usage.ru_stime}
+            conn.sendall(json.dumps(message).encode() + b"\n")
+            return
+        REAPED.clear()
+        try:
+            if conn.recv(1) == b"":
+                return  # the runner went away: the next one sweeps the program
+        except BlockingIOError:
+            pass
+        time.sleep(0.01)
+
+
+def known_warm(req, keep):
+    """The warm server the harness knows of, if it still runs: kept from the sweeps."""
+    known = req.get("warm") or {}
+    pid = known.get("pid")
+    if isinstance(pid, int) and pid > 1:
+        fields = stat_fields(pid)
+        if fields is not None and fields[1] == known.get("start"):
+            keep.add(pid)
+            return known
+    return None
+
+
+def warm_server(req, keep, known):
+    """The container's warm server: ``known`` if it runs, else a new one, started now (after
+    the sweep, before any program); None when none can start."""
+    if known is not None:
+        return known
+    name = f"scievals-warm-{os.urandom(8).hex()}"
+    config = {
+        "zygote": req["zygote"],
+        "modules": [],
+        "token": req["token"],
+        "name": name,
+    }
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", req["runner"], "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
+        )
+        proc.stdin.write(json.dumps(config).encode() + b"\n")
+        proc.stdin.close()
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        line = proc.stdout.readline() if ready else b""
+        proc.stdout.close()
+        if not json.loads(line or b"{}").get("ready"):
+            raise OSError("the warm server did not start")
+    except (OSError, ValueError):
+        sweep(keep)
+        return None
+    fields = stat_fields(proc.pid)
+    if fields is None:
+        return None
+    keep.add(proc.pid)
+    return {"pid": proc.pid, "start": fields[1], "name": name}
+
+
+def start_warm(req, home, warm, out_w, err_w):
+    """Ask the warm server to fork the program: the connection it answers on, or None."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(10)
+        conn.connect("\0" + warm["name"])
+        socket.send_fds(conn, [b"x"], [out_w, err_w])
+        program = {k: req[k] for k in ("token", "argv", "limits", "filters", "marks")}
+        modules = imported(req["source"], req["modules"])
+        conn.sendall(json.dumps({**program, "home": home, "modules": modules}).encode() + b"\n")
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                raise OSError("the warm server closed the connection")
+            reply += chunk
+        json.loads(reply)["pid"]
+    except (OSError, ValueError, KeyError):
+        conn.close()
+        return None
+    conn.setblocking(False)
+    return conn
+
+
+IMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w., \t]+)|import[ \t]+([\w., \t]+))", re.M
+)
+
+
+def imported(source, allowed):
+    """The modules of ``allowed`` (the runtime's warm list) that the program imports: the warm
+    server imports them before it forks, once per container (the rest the program imports
+    itself, as a fresh interpreter would)."""
+    named = set()
+    for base, names, plain in IMPORT.findall(source[: 1 << 20]):
+        if base:
+            named.add(base)
+            named.update(f"{base}.{n.split()[0]}" for n in names.split(",") if n.split())
+        else:
+            named.update(n.split()[0] for n in plain.split(",") if n.split())
+    wanted = set()
+    for name in named:
+        parts = name.split(".")
+        wanted.update(".".join(parts[: i + 1]) for i in range(len(parts)))
+    return [m for m in allowed if m in wanted]
+
+
+def warm_status(conn, buffer):
+    """The program's (status, cpu seconds) once the warm server sends them; None meanwhile;
+    raises OSError when the server went away without them."""
+    try:
+        chunk = conn.recv(4096)
+    except BlockingIOError:
+        return None
+    if not chunk:
+        raise OSError("the warm server went away during the program")
+    buffer += chunk
+    if not buffer.endswith(b"\n"):
+        return None
+    message = json.loads(buffer)
+    return message["status"], message["cpu"]
+
+
 def run(req, home):
     keep = ancestors()
+    known = known_warm(req, keep) if req.get("zygote") else None
     sweep(keep)
     clear_ipc()
     os.chmod(home, 0o755)  # a program may have taken its own rights away
@@ -299,15 +512,19 @@ def run(req, home):
     )  # read-only to the program, as the harness's file is in our sandbox
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(req["source"])
-    main_filter, guard = (base64.b64decode(f) for f in req["filters"][os.uname().machine])
+    warm = warm_server(req, keep, known) if req.get("zygote") else None
     oom0, refused0 = oom_kills(), fork_refusals()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     start = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        os.close(out_r), os.close(err_r)
-        child(req, home, out_w, err_w, main_filter, guard)
+    conn = start_warm(req, home, warm, out_w, err_w) if warm else None
+    pid, buffer = None, bytearray()
+    if conn is None:
+        warm = None
+        pid = os.fork()
+        if pid == 0:
+            os.close(out_r), os.close(err_r)
+            cold(req, home, out_w, err_w)
     os.close(out_w), os.close(err_w)
     lim, cap, timeout = req["limits"], req["tail"], req["timeout"]
     tails = {out_r: bytearray(), err_r: bytearray()}
@@ -315,7 +532,7 @@ def run(req, home):
     for f in tails:
         poller.register(f, select.POLLIN)
     live = set(tails)
-    stop, status, usage, disk = None, None, None, None
+    stop, status, disk = None, None, None
     while status is None:
         if stop is None:
             disk = disk or full((home, "/tmp"))
@@ -331,7 +548,14 @@ def run(req, home):
             time.sleep(POLL_SECONDS)
         reap()
         if pid in REAPED:
-            status, usage = REAPED.pop(pid)
+            wait_status, usage = REAPED.pop(pid)
+            status = (wait_status, usage.ru_utime + usage.ru_stime)
+        elif conn is not None:
+            try:
+                status = warm_status(conn, buffer)
+            except (OSError, ValueError, KeyError):
+                sweep(keep)
+                return {"error": "the warm server went away during the program", "warm": None}
     seconds = time.monotonic() - start
     # What the program wrote before it ended, not what its leftovers may still be writing.
     while drain(poller, tails, live, cap, 0):
@@ -343,7 +567,10 @@ def run(req, home):
         "stdout": base64.b64encode(bytes(tails[out_r])).decode(),
         "stderr": base64.b64encode(bytes(tails[err_r])).decode(),
     }
-    answer.update(verdict(status, usage, stop, disk, lim, oom0, refused0))
+    if conn is not None:
+        conn.close()
+    answer.update(verdict(*status, stop, disk, lim, oom0, refused0))
+    answer["warm"] = warm
     answer.update(collect(req, home))
     os.chmod(home, 0o755)
     for top in (home, "/tmp", "/dev/shm"):
@@ -375,7 +602,7 @@ def process_reason(lim):
     return f"process limit ({lim['processes']} processes and threads)"
 
 
-def verdict(status, usage, stop, disk, lim, oom0, refused0):
+def verdict(status, cpu_used, stop, disk, lim, oom0, refused0):
     """returncode, limit and reason, as our own sandbox's supervisor says them."""
     if stop is not None and stop[0] == "timeout":
         return {"returncode": None, "limit": "timeout", "reason": stop[1]}
@@ -386,7 +613,7 @@ def verdict(status, usage, stop, disk, lim, oom0, refused0):
     if (oom_kills() or 0) > (oom0 or 0):
         return {"returncode": code, "limit": "memory", "reason": memory_reason(lim)}
     cpu = lim["cpu_seconds"]
-    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and usage.ru_utime + usage.ru_stime >= cpu):
+    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_used >= cpu):
         return {"returncode": code, "limit": "cpu", "reason": f"cpu time limit ({cpu:g} s)"}
     if sig == signal.SIGXFSZ:
         reason = f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
@@ -462,4 +689,4 @@ def main():
 
 
 if __name__ == "__main__":  # also under ``python3 -c SOURCE``
-    main()
+    serve() if sys.argv[1:] == ["serve"] else main()

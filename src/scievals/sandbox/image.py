@@ -57,10 +57,12 @@ WORK_TMPFS = (
     f"size={_LIMITS.disk_mib}m,nr_inodes={_LIMITS.inodes},uid={SANDBOX_UID},gid={SANDBOX_UID},"
     "mode=0755"
 )
-RUNNER_MIB = 64
-"""Memory of the container beyond the program's: its init, the exec's wrapper, the runner."""
-RUNNER_PROCESSES = 4
-"""Tasks of the container beyond the program's: its init, the exec's wrapper, the runner."""
+RUNNER_MIB = 384
+"""Memory of the container beyond the program's: its init, the exec's wrapper, the runner and
+the warm server (the scientific stack imported once: about 300 MiB resident)."""
+RUNNER_PROCESSES = 6
+"""Tasks of the container beyond the program's: its init and main process, the exec's
+wrapper, the runner, the warm server."""
 
 
 def image_tag(runtime: str) -> str:
