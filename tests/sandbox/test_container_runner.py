@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -24,54 +25,68 @@ from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 
 GUARD_CHECKS = textwrap.dedent(
     """
-    import base64, ctypes, errno, fcntl, json, os, resource, signal, sys, threading
+    import ctypes, errno, fcntl, json, os, resource, signal, sys, threading
     from scievals.sandbox import container_runner as runner, seccomp
-    child = os.fork()
-    if child == 0:
+    # pid 1 of a fresh pid namespace (pids there are given in order: nothing wraps around)
+    group = os.fork()  # an older process group
+    if group == 0:
+        os.setsid()
         signal.pause()
         os._exit(0)
-    os.setsid() if os.getpgid(0) != os.getpid() else None
-    floor = os.getpid()
-    runner.prctl(runner.PR_SET_NO_NEW_PRIVS, 1)
-    runner.install_seccomp(runner.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
-    libc = ctypes.CDLL(None, use_errno=True)
-    parent = os.getppid()
-    checks = {
-        "kill parent": lambda: os.kill(parent, 0),
-        "kill -1": lambda: os.kill(-1, 0),
-        "kill parent's group": lambda: os.kill(-os.getpgid(parent), 0),
-        "kill init": lambda: os.kill(1, 0),
-        "kill self": lambda: os.kill(os.getpid(), 0),
-        "kill own group (0)": lambda: os.kill(0, 0),
-        "kill own group": lambda: os.killpg(os.getpid(), 0),
-        "kill child": lambda: os.kill(child, 0),
-        "pthread_kill self": lambda: signal.pthread_kill(threading.main_thread().ident, 0),
-        "prlimit parent": lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE),
-        "prlimit self": lambda: resource.prlimit(0, resource.RLIMIT_NOFILE),
-        "pidfd_open parent": lambda: os.close(os.pidfd_open(parent)),
-        "pidfd_open child": lambda: os.close(os.pidfd_open(child)),
-        "F_SETOWN": lambda: fcntl.fcntl(sys.stdin.fileno(), fcntl.F_SETOWN, parent),
-        "F_GETFL": lambda: fcntl.fcntl(sys.stdin.fileno(), fcntl.F_GETFL),
-    }
-    out = {}
-    for label, call in checks.items():
-        try:
-            call()
-            out[label] = None
-        except OSError as exc:
-            out[label] = errno.errorcode.get(exc.errno, str(exc.errno))
-    proc = os.open("/proc/%d" % parent, os.O_RDONLY | os.O_DIRECTORY)
-    nr = 424
-    ret = libc.syscall(ctypes.c_long(nr), ctypes.c_long(proc), ctypes.c_long(0), None, ctypes.c_long(0))
-    out["pidfd_send_signal /proc/PARENT"] = None if ret == 0 else errno.errorcode[ctypes.get_errno()]
-    os.kill(child, signal.SIGKILL)
-    print(json.dumps(out))
+    out_r, out_w = os.pipe()
+    checker = os.fork()
+    if checker == 0:
+        os.setsid()
+        floor = os.getpid()
+        child = os.fork()  # a younger process: the program's own
+        if child == 0:
+            signal.pause()
+            os._exit(0)
+        runner.prctl(runner.PR_SET_NO_NEW_PRIVS, 1)
+        runner.install_seccomp(runner.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
+        libc = ctypes.CDLL(None, use_errno=True)
+        parent = os.getppid()
+        checks = {
+            "kill parent": lambda: os.kill(parent, 0),
+            "kill -1": lambda: os.kill(-1, 0),
+            "kill an older group": lambda: os.kill(-group, 0),
+            "kill init": lambda: os.kill(1, 0),
+            "kill self": lambda: os.kill(os.getpid(), 0),
+            "kill own group (0)": lambda: os.kill(0, 0),
+            "kill own group": lambda: os.killpg(os.getpid(), 0),
+            "kill child": lambda: os.kill(child, 0),
+            "pthread_kill self": lambda: signal.pthread_kill(threading.main_thread().ident, 0),
+            "prlimit parent": lambda: resource.prlimit(parent, resource.RLIMIT_NOFILE),
+            "prlimit self": lambda: resource.prlimit(0, resource.RLIMIT_NOFILE),
+            "pidfd_open parent": lambda: os.close(os.pidfd_open(parent)),
+            "pidfd_open child": lambda: os.close(os.pidfd_open(child)),
+            "F_SETOWN": lambda: fcntl.fcntl(out_w, fcntl.F_SETOWN, parent),
+            "F_GETFL": lambda: fcntl.fcntl(out_w, fcntl.F_GETFL),
+        }
+        out = {}
+        for label, call in checks.items():
+            try:
+                call()
+                out[label] = None
+            except OSError as exc:
+                out[label] = errno.errorcode.get(exc.errno, str(exc.errno))
+        proc = os.open("/proc/%d" % parent, os.O_RDONLY | os.O_DIRECTORY)
+        ret = libc.syscall(ctypes.c_long(424), ctypes.c_long(proc), ctypes.c_long(0), None, 0)
+        out["pidfd_send_signal /proc/PARENT"] = None if ret == 0 else errno.errorcode[ctypes.get_errno()]
+        os.kill(child, signal.SIGKILL)
+        os.write(out_w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(out_w)
+    os.waitpid(checker, 0)
+    result = os.read(out_r, 1 << 16)
+    os.kill(group, signal.SIGKILL)
+    print(result.decode())
     """
 )
 GUARDED = {  # what the guard lets through (None) and what it refuses (EPERM)
     "kill parent": "EPERM",
     "kill -1": "EPERM",
-    "kill parent's group": "EPERM",
+    "kill an older group": "EPERM",
     "kill init": "EPERM",
     "kill self": None,
     "kill own group (0)": None,
@@ -89,9 +104,13 @@ GUARDED = {  # what the guard lets through (None) and what it refuses (EPERM)
 
 
 @pytest.mark.skipif(os.uname().machine not in seccomp.TARGETED, reason="no syscall table")
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root's unshare")
 def test_guard_keeps_signals_off_older_processes():
     out = subprocess.run(
-        [sys.executable, "-c", GUARD_CHECKS], capture_output=True, text=True, timeout=60
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", GUARD_CHECKS],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == GUARDED

@@ -170,9 +170,11 @@ def test_costly_values_fail_as_limit_in_bounded_time(tmp_path, targets_file):
     elapsed = time.monotonic() - started
     verdicts, _ = read_grade_output(Path(out))
     attacked = verdicts.pop("1.1")
-    assert (attacked["reason_kind"], attacked["reason"]) == (
-        "limit",
+    # the wall clock and the CPU time are both bounded by the step's timeout: either may be first
+    assert attacked["reason_kind"] == "limit", attacked
+    assert attacked["reason"] in (
         "the trusted re-run of its tests ran past 20 s",
+        "the trusted re-run of its tests used more than 20 s of CPU",
     ), attacked
     assert {s: v["reason"] for s, v in verdicts.items() if not v["passed"]} == {}
     assert elapsed < 120, f"the run took {elapsed:.0f} s"
