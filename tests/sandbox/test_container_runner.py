@@ -26,7 +26,7 @@ from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 GUARD_CHECKS = textwrap.dedent(
     """
     import ctypes, errno, fcntl, json, os, resource, signal, sys, threading
-    from scievals.sandbox import container_runner as runner, seccomp
+    from scievals.sandbox import _zygote, container_runner as runner, seccomp
     # pid 1 of a fresh pid namespace (pids there are given in order: nothing wraps around)
     group = os.fork()  # an older process group
     if group == 0:
@@ -42,8 +42,8 @@ GUARD_CHECKS = textwrap.dedent(
         if child == 0:
             signal.pause()
             os._exit(0)
-        runner.prctl(runner.PR_SET_NO_NEW_PRIVS, 1)
-        runner.install_seccomp(runner.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
+        _zygote.prctl(_zygote.PR_SET_NO_NEW_PRIVS, 1)
+        _zygote.install_seccomp(runner.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
         libc = ctypes.CDLL(None, use_errno=True)
         parent = os.getppid()
         checks = {

@@ -40,32 +40,27 @@ import types
 MARKER = "/etc/scievals-runtime"
 PREFIX = "SCIEVALS-RUNNER "
 HELD = ".scievals-held"
-PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 4, 22, 38
 PR_SET_CHILD_SUBREAPER = 36
-SECCOMP_MODE_FILTER = 2
 IPC_RMID = 0
 POLL_SECONDS = 0.05
 CGROUP_V2 = "/sys/fs/cgroup"
+V1_OOM, V1_PIDS = "/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/pids/pids.events"
 BOOT_TICKS = os.sysconf("SC_CLK_TCK")  # one second
 libc = ctypes.CDLL(None, use_errno=True)
-libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+Z = None
+"""Our sandbox's zygote (``_zygote.py``, shipped in the request): its prctl, seccomp, cgroup
+counter, warm-up and in-place run are used as they are, not written again here."""
 
 
-class SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-
-
-def prctl(option, arg):
-    if libc.prctl(option, arg, 0, 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"prctl {option}: {os.strerror(err)}")
-
-
-def install_seccomp(program):
-    fprog = SockFprog(len(program) // 8, program)
-    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"seccomp: {os.strerror(err)}")
+def load_zygote(source):
+    global Z
+    module = sys.modules["scievals_zygote"] = types.ModuleType("scievals_zygote")
+    code = compile(
+        source, "_zygote.py", "exec"
+    )  # inspect-evals-lint: ignore[host_code_execution] -- our own zygote's source, in the container
+    exec(code, module.__dict__)  # inspect-evals-lint: ignore[host_code_execution] -- as above
+    Z = module
+    return module
 
 
 def with_floor(program, marks, floor):
@@ -212,28 +207,14 @@ def clear_ipc():
                     fn(int(fields[1]), IPC_RMID, None)
 
 
-def counter(paths, key):
-    """A ``key N`` line of the first readable cgroup events file; None when there is none."""
-    for path in paths:
-        try:
-            with open(path) as fh:
-                for line in fh:
-                    name, _, value = line.partition(" ")
-                    if name == key:
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
-
-
 def oom_kills():
-    return counter(
-        [f"{CGROUP_V2}/memory.events", "/sys/fs/cgroup/memory/memory.oom_control"], "oom_kill"
-    )
+    """OOM kills in the container's memory cgroup so far (0 where it shows no counter)."""
+    return max(Z.counter(p, "oom_kill") for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
 
 
 def fork_refusals():
-    return counter([f"{CGROUP_V2}/pids.events", "/sys/fs/cgroup/pids/pids.events"], "max")
+    """Forks the container's pids cgroup refused so far (0 where it shows no counter)."""
+    return max(Z.counter(p, "max") for p in (f"{CGROUP_V2}/pids.events", V1_PIDS))
 
 
 def full(paths):
@@ -264,7 +245,7 @@ def become_program(req, home, out_w, err_w):
     os.dup2(err_w, 2)
     os.closerange(3, 1 << 16)
     os.setsid()
-    prctl(PR_SET_DUMPABLE, 1)  # its own /proc files are its own again (the runner's are not)
+    Z.prctl(Z.PR_SET_DUMPABLE, 1)  # its own /proc files are its own again (the runner's are not)
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")  # the kernel's OOM killer takes the program, never the runner
     lim = req["limits"]
@@ -284,9 +265,9 @@ def become_program(req, home, out_w, err_w):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # SIGPIPE, SIGXFSZ: ignored, as
     # a Python interpreter has them
     main_filter, guard = (base64.b64decode(f) for f in req["filters"][os.uname().machine])
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
-    install_seccomp(main_filter)
-    install_seccomp(with_floor(guard, req["marks"], os.getpid()))
+    Z.prctl(Z.PR_SET_NO_NEW_PRIVS, 1)
+    Z.install_seccomp(main_filter)
+    Z.install_seccomp(with_floor(guard, req["marks"], os.getpid()))
 
 
 def cold(req, home, out_w, err_w):
@@ -312,13 +293,10 @@ def serve():
     before any program of the container ran; the programs' guard keeps them off it, and it
     answers only requests that carry the harness's token."""
     config = json.loads(sys.stdin.readline())
-    prctl(PR_SET_DUMPABLE, 0)
-    prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a program leaves behind is ours to reap
-    zygote = sys.modules["scievals_zygote"] = types.ModuleType("scievals_zygote")
-    code = compile(
-        config["zygote"], "_zygote.py", "exec"
-    )  # inspect-evals-lint: ignore[host_code_execution] -- our own zygote's source, in the container
-    exec(code, zygote.__dict__)  # inspect-evals-lint: ignore[host_code_execution] -- as above
+    load_zygote(config["zygote"])
+    Z.prctl(Z.PR_SET_DUMPABLE, 0)
+    Z.prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a program leaves behind is ours to reap
+    zygote = Z
     failed = zygote.warm(config["modules"])
     token = bytearray(config.pop("token").encode())
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -502,7 +480,7 @@ def warm_status(conn, buffer):
 
 def run(req, home):
     keep = ancestors()
-    known = known_warm(req, keep) if req.get("zygote") else None
+    known = known_warm(req, keep)
     sweep(keep)
     clear_ipc()
     os.chmod(home, 0o755)  # a program may have taken its own rights away
@@ -513,7 +491,7 @@ def run(req, home):
     )  # read-only to the program, as the harness's file is in our sandbox
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(req["source"])
-    warm = warm_server(req, keep, known) if req.get("zygote") else None
+    warm = warm_server(req, keep, known)
     oom0, refused0 = oom_kills(), fork_refusals()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -539,9 +517,9 @@ def run(req, home):
             disk = disk or full((home, "/tmp"))
             if time.monotonic() - start > timeout:
                 stop = ("timeout", f"timeout ({timeout:g} s)")
-            elif (oom_kills() or 0) > (oom0 or 0):
+            elif oom_kills() > oom0:
                 stop = ("memory", memory_reason(lim))
-            elif (fork_refusals() or 0) > (refused0 or 0):
+            elif fork_refusals() > refused0:
                 stop = ("processes", process_reason(lim))
             if stop is not None:
                 sweep(keep)
@@ -611,7 +589,7 @@ def verdict(status, cpu_used, stop, disk, lim, oom0, refused0):
     code = 128 + sig if sig else os.WEXITSTATUS(status)
     if stop is not None:
         return {"returncode": 137, "limit": stop[0], "reason": stop[1]}
-    if (oom_kills() or 0) > (oom0 or 0):
+    if oom_kills() > oom0:
         return {"returncode": code, "limit": "memory", "reason": memory_reason(lim)}
     cpu = lim["cpu_seconds"]
     if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_used >= cpu):
@@ -619,7 +597,7 @@ def verdict(status, cpu_used, stop, disk, lim, oom0, refused0):
     if sig == signal.SIGXFSZ:
         reason = f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
         return {"returncode": code, "limit": "file_size", "reason": reason}
-    if code != 0 and (fork_refusals() or 0) > (refused0 or 0):
+    if code != 0 and fork_refusals() > refused0:
         return {"returncode": code, "limit": "processes", "reason": process_reason(lim)}
     if code != 0 and disk:
         return {"returncode": code, "limit": "disk", "reason": disk}
@@ -679,12 +657,14 @@ def main():
         answer = {"refused": f"no {MARKER}: not a scievals runtime container"}
     elif req["op"] == "run" and machine not in req["filters"]:
         answer = {"refused": f"no seccomp filters for {machine}"}
+    elif req["op"] == "fetch":  # nothing of a program runs now: the file is read and that is all
+        answer = fetch(req, os.getcwd())
     else:
-        prctl(PR_SET_DUMPABLE, 0)  # same uid as the program: keep it out of our /proc files
-        prctl(PR_SET_CHILD_SUBREAPER, 1)
+        load_zygote(req["zygote"])
+        Z.prctl(Z.PR_SET_DUMPABLE, 0)  # same uid as the program: keep it out of our /proc files
+        Z.prctl(PR_SET_CHILD_SUBREAPER, 1)
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        home = os.getcwd()
-        answer = fetch(req, home) if req["op"] == "fetch" else run(req, home)
+        answer = run(req, os.getcwd())
     sys.stdout.write(PREFIX + json.dumps(answer) + "\n")
     sys.stdout.flush()
 

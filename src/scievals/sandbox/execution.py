@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import signal
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from functools import cache
 from importlib import resources
-from typing import Literal
+from typing import Literal, TypeVar
 
 import anyio
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
@@ -27,6 +27,7 @@ from scievals.sandbox.files import FileTooLargeError
 from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.provider import ScievalsSandbox
 
+T = TypeVar("T")
 FOREIGN_READ_SECONDS = 120
 FOREIGN_TAIL_BYTES = 1 << 20
 """What a foreign sandbox keeps of each stream of a program run with ``output="tail"``."""
@@ -62,12 +63,20 @@ async def run_program(
         return await ours.execute(cmd, input=input, timeout=timeout, cwd=cwd, output=output)
     if output == "tail":
         cmd = ["python3", "-c", _tail_runner(), str(FOREIGN_TAIL_BYTES), *cmd]
+    return await _retried(lambda: _foreign(env, cmd, input, timeout, cwd), MACHINERY_ERRORS)
+
+
+async def _retried(
+    call: Callable[[], Awaitable[T]], errors: tuple[type[BaseException], ...]
+) -> T | Outcome:
+    """``call()``, once more when the sandbox's machinery fails (``errors``); after a second
+    failure an ``infrastructure`` outcome: no verdict about the program."""
     started = time.monotonic()
     failure = ""
     for _ in range(2):
         try:
-            return await _foreign(env, cmd, input, timeout, cwd)
-        except MACHINERY_ERRORS as exc:
+            return await call()
+        except errors as exc:
             failure = f"{type(exc).__name__}: {exc}"
     return infrastructure(f"the sandbox failed twice: {failure}", _since(started))
 
@@ -147,23 +156,16 @@ async def run_file(
     other sandbox as its own ``write_file``, ``exec`` and ``read_file`` do it. The kept
     file's read error is returned, not raised."""
     if scievals_sandbox(env) is None:
-        started = time.monotonic()
-        failure = ""
-        for _ in range(2):
-            try:
-                ran = await container.run_file(
-                    _inner(env), name, source, argv, keep, max_keep, timeout, FOREIGN_TAIL_BYTES
-                )
-            except (container.RunnerError, *MACHINERY_ERRORS) as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-                continue
-            if ran is None:
-                break
-            return ran
-        else:
-            return FileRun(
-                infrastructure(f"the sandbox failed twice: {failure}", _since(started)), None, None
-            )
+        ran = await _retried(
+            lambda: container.run_file(
+                _inner(env), name, source, argv, keep, max_keep, timeout, FOREIGN_TAIL_BYTES
+            ),
+            (container.RunnerError, *MACHINERY_ERRORS),
+        )
+        if isinstance(ran, Outcome):
+            return FileRun(ran, None, None)
+        if ran is not None:
+            return ran  # else not our image: the provider's own file and exec calls, below
     async with own_directory(env) as box:
         await box.write_file(name, source)
         outcome = await run_program(box, argv, timeout=timeout, output="tail")
