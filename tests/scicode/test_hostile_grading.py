@@ -1864,6 +1864,27 @@ MACHINERY: list[Attack] = [
         ),
     ),
     Attack(
+        "signal-every-other-process",
+        "49.1",
+        code(
+            """
+            import os, signal
+            {wrong}
+            for _target in (-1, os.getppid(), 1, -os.getpgid(os.getppid())):
+                try:
+                    os.kill(_target, signal.SIGKILL)
+                except OSError:
+                    pass
+            for _name in os.listdir("/proc"):
+                if _name.isdigit() and int(_name) != os.getpid():
+                    try:
+                        os.kill(int(_name), signal.SIGKILL)
+                    except OSError:
+                        pass
+            """
+        ),
+    ),
+    Attack(
         "background-daemon-outlives-step",
         "47.1",
         code(
@@ -1895,7 +1916,9 @@ def test_machinery_attacks(machinery_run, attack):
     gold code (disk and memory caps must fail the step as a limit, whatever the code computes),
     fork, thread and shell fork bombs with gold code (a limit), an unshare + tmpfs mount, a
     step that spends 4 s replacing every file it did not open in its directory (other steps'
-    outputs) with FIFOs or forged lines, a detached daemon. Each step fails; the run's other
+    outputs) with FIFOs or forged lines, a detached daemon, SIGKILL sent to every other process
+    it can name (-1, its parent, init, its parent's group, every pid in /proc). Each step fails;
+    the run's other
     steps (gold 38.1 and 38.2 next to the sabotage, the bystanders) keep their verdicts."""
     check_attack(machinery_run, attack)
 
