@@ -124,6 +124,7 @@ CLASSES = {
     "fake_limits": hostile.FAKE_LIMITS,
     "hangs": hostile.HANGS,
     "machinery": hostile.MACHINERY,
+    "signals": hostile.SIGNALS,
     "unbounded": hostile.UNBOUNDED,
 }
 TIMEOUTS = {"hangs": hostile.HANG_TIMEOUT}

@@ -19,14 +19,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from inspect_ai.util import ExecResult
 
-from scievals.sandbox import container, seccomp
+from scievals.sandbox import _zygote, container, seccomp
 from scievals.sandbox import container_runner as runner
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 
 GUARD_CHECKS = textwrap.dedent(
     """
     import ctypes, errno, fcntl, json, os, resource, signal, sys, threading
-    from scievals.sandbox import _zygote, container_runner as runner, seccomp
+    from scievals.sandbox import _zygote, seccomp
     # pid 1 of a fresh pid namespace (pids there are given in order: nothing wraps around)
     group = os.fork()  # an older process group
     if group == 0:
@@ -43,7 +43,7 @@ GUARD_CHECKS = textwrap.dedent(
             signal.pause()
             os._exit(0)
         _zygote.prctl(_zygote.PR_SET_NO_NEW_PRIVS, 1)
-        _zygote.install_seccomp(runner.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
+        _zygote.install_seccomp(_zygote.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
         libc = ctypes.CDLL(None, use_errno=True)
         parent = os.getppid()
         checks = {
@@ -118,7 +118,7 @@ def test_guard_keeps_signals_off_older_processes():
 
 def test_floor_replaces_only_the_marks():
     program = seccomp.guard()
-    patched = runner.with_floor(program, seccomp.FLOOR_MARKS, 4242)
+    patched = _zygote.with_floor(program, seccomp.FLOOR_MARKS, 4242)
     words = [int.from_bytes(patched[i + 4 : i + 8], "little") for i in range(0, len(patched), 8)]
     assert 4242 in words and (1 << 32) - 4242 in words
     assert not set(seccomp.FLOOR_MARKS) & set(words)

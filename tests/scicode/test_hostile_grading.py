@@ -24,6 +24,7 @@ Classes of attack (the section headers below follow them):
  3. fake limit reasons printed by the program;
  4. the program's output channel turned into something that hangs or floods its reader;
  5. machinery robustness (disk, memory, processes, namespaces, kernel keys, files left behind);
+ 6. signals, rlimits and pidfds aimed at every other process (in every isolation mode);
  9. an unbounded trusted side (huge or deep records, a huge completion);
 10. small ones: the timeout reason, malformed input files.
 Plus: honest code is untouched (all 50 gold dev steps pass).
@@ -43,6 +44,7 @@ import tempfile
 import textwrap
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -236,8 +238,9 @@ class Outcome:
 class Grader:
     """A worker process running ``grade()`` on request, watched from here."""
 
-    def __init__(self, runtime: str = "2024") -> None:
+    def __init__(self, runtime: str = "2024", mode: str | None = None) -> None:
         self.runtime = runtime
+        self.mode = mode
         self.tmp = tempfile.mkdtemp(prefix="hostile-grading-")
         os.chmod(self.tmp, 0o755)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -247,6 +250,8 @@ class Grader:
 
     def start(self) -> None:
         env = {**os.environ, "TMPDIR": self.tmp}
+        if self.mode:
+            env["SCIEVALS_SANDBOX_MODE"] = self.mode
         self.proc = subprocess.Popen(
             [sys.executable, "-c", WORKER],
             stdin=subprocess.PIPE,
@@ -1864,27 +1869,6 @@ MACHINERY: list[Attack] = [
         ),
     ),
     Attack(
-        "signal-every-other-process",
-        "49.1",
-        code(
-            """
-            import os, signal
-            {wrong}
-            for _target in (-1, os.getppid(), 1, -os.getpgid(os.getppid())):
-                try:
-                    os.kill(_target, signal.SIGKILL)
-                except OSError:
-                    pass
-            for _name in os.listdir("/proc"):
-                if _name.isdigit() and int(_name) != os.getpid():
-                    try:
-                        os.kill(int(_name), signal.SIGKILL)
-                    except OSError:
-                        pass
-            """
-        ),
-    ),
-    Attack(
         "background-daemon-outlives-step",
         "47.1",
         code(
@@ -1916,9 +1900,7 @@ def test_machinery_attacks(machinery_run, attack):
     gold code (disk and memory caps must fail the step as a limit, whatever the code computes),
     fork, thread and shell fork bombs with gold code (a limit), an unshare + tmpfs mount, a
     step that spends 4 s replacing every file it did not open in its directory (other steps'
-    outputs) with FIFOs or forged lines, a detached daemon, SIGKILL sent to every other process
-    it can name (-1, its parent, init, its parent's group, every pid in /proc). Each step fails;
-    the run's other
+    outputs) with FIFOs or forged lines, a detached daemon. Each step fails; the run's other
     steps (gold 38.1 and 38.2 next to the sabotage, the bystanders) keep their verdicts."""
     check_attack(machinery_run, attack)
 
@@ -2044,6 +2026,211 @@ def test_files_left_by_a_step_do_not_reach_later_steps(grader):
 
 
 # =============================================================================================
+# Class 6: signals, rlimits and pidfds aimed at every other process a program can name: its
+# parent, init, the parent's group, all processes (-1), every pid in /proc. Each mode (and a
+# container) answers them alike: they reach only the program itself and what it starts.
+_OLDER = """
+import os
+_me = os.getpid()
+_older = [-1, 1, os.getppid(), -os.getpgid(os.getppid())]
+for _name in os.listdir("/proc"):
+    if _name.isdigit() and int(_name) != _me:
+        _older.append(int(_name))
+"""
+SIGNALS = [
+    Attack(
+        "signal-every-other-process",
+        "49.1",
+        code(
+            """
+            import signal
+            {older}
+            {wrong}
+            for _target in _older:
+                try:
+                    os.kill(_target, signal.SIGKILL)
+                except OSError:
+                    pass
+            """
+        ),
+    ),
+    Attack(
+        "stop-every-other-process",
+        "51.1",
+        code(
+            """
+            import signal, time
+            {older}
+            {wrong}
+            for _sig in (signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                for _target in _older:
+                    try:
+                        os.kill(_target, _sig)
+                    except OSError:
+                        pass
+            time.sleep(1)
+            """
+        ),
+    ),
+    Attack(
+        "kill-own-process-group",
+        "1.1",
+        code(
+            """
+            import os, signal
+            {wrong}
+            os.kill(0, signal.SIGKILL)
+            """
+        ),
+    ),
+    Attack(
+        "kill-from-a-new-session",
+        "3.1",
+        code(
+            """
+            import signal
+            {older}
+            {wrong}
+            _child = os.fork()
+            if _child == 0:
+                os.setsid()
+                for _target in [*_older, -_me]:
+                    if _target not in (_me, -_me):
+                        try:
+                            os.kill(_target, signal.SIGKILL)
+                        except OSError:
+                            pass
+                os.kill(0, signal.SIGKILL)
+            os.waitpid(_child, 0)
+            """
+        ),
+    ),
+    Attack(
+        "pidfd-and-prlimit-on-others",
+        "4.1",
+        code(
+            """
+            import resource, signal
+            {older}
+            {wrong}
+            for _target in (t for t in _older if t > 0):
+                for _act in (
+                    lambda: signal.pidfd_send_signal(os.pidfd_open(_target), signal.SIGKILL),
+                    lambda: signal.pidfd_send_signal(
+                        os.open(f"/proc/{_target}", os.O_RDONLY), signal.SIGKILL
+                    ),
+                    lambda: resource.prlimit(_target, resource.RLIMIT_CPU, (0, 0)),
+                    lambda: resource.prlimit(_target, resource.RLIMIT_NOFILE, (3, 3)),
+                    lambda: resource.prlimit(_target, resource.RLIMIT_AS, (1 << 20, 1 << 20)),
+                ):
+                    try:
+                        _act()
+                    except OSError:
+                        pass
+            """
+        ),
+    ),
+    Attack(
+        "signal-owner-for-async-io",
+        "10.1",
+        code(
+            """
+            import fcntl, signal
+            {older}
+            {wrong}
+            _r, _w = os.pipe()
+            for _target in _older:
+                for _cmd, _arg in ((fcntl.F_SETOWN, _target), (10, signal.SIGKILL)):  # F_SETSIG
+                    try:
+                        fcntl.fcntl(_r, _cmd, _arg)
+                    except OSError:
+                        pass
+                try:
+                    fcntl.fcntl(_r, fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+                    os.write(_w, b"x")
+                    os.read(_r, 1)
+                except OSError:
+                    pass
+            """
+        ),
+    ),
+    Attack(
+        "gold-signalling-its-own-children-passes",
+        "19.1",
+        code(
+            """
+            import os, signal, subprocess, threading, time
+            _kids = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+            _kids[0].terminate()
+            os.kill(_kids[1].pid, signal.SIGKILL)
+            assert [k.wait(10) for k in _kids] == [-signal.SIGTERM, -signal.SIGKILL]
+            _forked = os.fork()
+            if _forked == 0:
+                os.setpgid(0, 0)
+                time.sleep(30)
+                os._exit(0)
+            os.setpgid(_forked, _forked)
+            os.killpg(_forked, signal.SIGTERM)
+            assert os.waitpid(_forked, 0)[1] == signal.SIGTERM
+            os.kill(0, 0)
+            os.kill(os.getpid(), 0)
+            signal.pthread_kill(threading.main_thread().ident, 0)
+            """
+        )
+        + "\n"
+        + gold_code("19.1"),
+        passes=True,
+    ),
+]
+SIGNALS = [
+    replace(
+        a,
+        code=a.code.replace("{wrong}", WRONG.get(a.step, "")).replace("{older}", _OLDER.strip()),
+        not_kinds=("infrastructure", "limit", "timeout"),  # the program's own failure, plainly
+    )
+    for a in SIGNALS
+]
+
+
+@pytest.fixture(scope="module")
+def signals_run(grader) -> ClassRun:
+    return run_class(grader, SIGNALS, timeout=60)
+
+
+@pytest.mark.parametrize("attack", SIGNALS, ids=ids(SIGNALS))
+def test_signal_attacks(signals_run, attack):
+    """Class 6: SIGKILL, SIGSTOP, SIGTERM, SIGINT and SIGHUP sent to every other process the
+    program can name, from the program and from a child in a session of its own; its own
+    process group killed; pidfd signals and prlimit on the others; asynchronous-I/O signal
+    owners. Each step fails, its neighbours keep their verdicts; honest code signalling its own
+    children and threads passes."""
+    check_attack(signals_run, attack)
+
+
+def test_signals_run_clean(signals_run):
+    check_class(signals_run)
+
+
+@pytest.fixture(scope="module", params=["userns", "rlimits-only"])
+def other_mode_signals_run(request) -> Iterator[ClassRun]:
+    """The signal class in the sandbox's other isolation modes, where the program shares its
+    uid with what watches it (userns) or sees the host's processes (rlimits-only)."""
+    g = Grader("2024", mode=request.param)
+    try:
+        yield run_class(g, SIGNALS, timeout=60)
+    finally:
+        g.close()
+
+
+@pytest.mark.parametrize("attack", SIGNALS, ids=ids(SIGNALS))
+def test_signal_attacks_in_other_modes(other_mode_signals_run, attack):
+    check_attack(other_mode_signals_run, attack)
+
+
+def test_signals_run_clean_in_other_modes(other_mode_signals_run):
+    check_class(other_mode_signals_run)
+
+
 # Class 9: an unbounded trusted side
 # =============================================================================================
 

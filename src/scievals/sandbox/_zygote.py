@@ -118,6 +118,20 @@ def install_seccomp(program: bytes) -> None:
 # ---------------------------------------------------------------- messages
 
 
+def with_floor(program: bytes, marks: list[int], floor: int) -> bytes:
+    """The guard filter with its placeholders replaced: the lowest pid it lets a signal reach,
+    and that pid's negation (a process group) as a 32-bit word."""
+    low, high = marks
+    out = bytearray(program)
+    for at in range(0, len(out), 8):
+        k = int.from_bytes(out[at + 4 : at + 8], "little")
+        if k == low:
+            out[at + 4 : at + 8] = floor.to_bytes(4, "little")
+        elif k == high:
+            out[at + 4 : at + 8] = ((1 << 32) - floor).to_bytes(4, "little")
+    return bytes(out)
+
+
 def send_msg(sock: socket.socket, obj: dict) -> None:
     data = json.dumps(obj).encode()
     sock.sendall(struct.pack(">Q", len(data)) + data)
@@ -775,8 +789,10 @@ def init(
 ) -> None:
     """Pid 1 of the execution (forked and moved into its cgroups before the request came):
     wait for the request, build the root, become the uid, take a fresh keyring, set the limits
-    and the seccomp filter, fork the program, report how it ended."""
+    and the seccomp filter, fork the program, report how it ended. Init leads a session of its
+    own: a program's group signal can name no process of the zygote's."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    os.setsid()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
         signal.signal(sig, signal.SIG_DFL)
     if st_w.recv(16) != b"go":
@@ -822,7 +838,7 @@ def init(
     child = os.fork()
     if child == 0:
         st_w.close()
-        program(req, stdin, out_w, err_w)
+        program(req, config, stdin, out_w, err_w)
     for f in (stdin, out_w, err_w):
         os.close(f)
     while True:
@@ -838,9 +854,11 @@ def init(
 # ---------------------------------------------------------------- the program
 
 
-def program(req: dict, stdin: int, out_w: int, err_w: int) -> None:
-    """Become the requested program; never returns."""
+def program(req: dict, config: dict, stdin: int, out_w: int, err_w: int) -> None:
+    """Become the requested program, the leader of a session of its own under the guard (its
+    signals reach only itself and what it starts); never returns."""
     try:
+        os.setsid()
         prctl(PR_SET_DUMPABLE, 1)
         os.dup2(stdin, 0)
         os.dup2(out_w, 1)
@@ -851,6 +869,9 @@ def program(req: dict, stdin: int, out_w: int, err_w: int) -> None:
         os.environ.clear()
         os.environ.update(req["env"])
         os.chdir(req["cwd"])
+        if config.get("guard"):
+            guard = base64.b64decode(config["guard"])
+            install_seccomp(with_floor(guard, config["marks"], os.getpid()))
     except BaseException as exc:  # noqa: BLE001
         os.write(2, f"{NOTE}cannot start: {exc}\n".encode())
         os._exit(126)

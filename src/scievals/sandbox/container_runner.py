@@ -63,20 +63,6 @@ def load_zygote(source):
     return module
 
 
-def with_floor(program, marks, floor):
-    """The guard filter with its placeholders replaced: the lowest pid it lets a signal reach,
-    and that pid's negation (a process group) as a 32-bit word."""
-    low, high = marks
-    out = bytearray(program)
-    for at in range(0, len(out), 8):
-        k = int.from_bytes(out[at + 4 : at + 8], "little")
-        if k == low:
-            out[at + 4 : at + 8] = floor.to_bytes(4, "little")
-        elif k == high:
-            out[at + 4 : at + 8] = ((1 << 32) - floor).to_bytes(4, "little")
-    return bytes(out)
-
-
 # ---------------------------------------------------------------- the container's state
 
 
@@ -267,7 +253,7 @@ def become_program(req, home, out_w, err_w):
     main_filter, guard = (base64.b64decode(f) for f in req["filters"][os.uname().machine])
     Z.prctl(Z.PR_SET_NO_NEW_PRIVS, 1)
     Z.install_seccomp(main_filter)
-    Z.install_seccomp(with_floor(guard, req["marks"], os.getpid()))
+    Z.install_seccomp(Z.with_floor(guard, req["marks"], os.getpid()))
 
 
 def cold(req, home, out_w, err_w):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from scievals.sandbox import _zygote, sampledir
+from scievals.sandbox import _zygote, sampledir, seccomp
 from scievals.sandbox.cgroups import Group
 from scievals.sandbox.enforce import Enforcement, enforcement
 from scievals.sandbox.limits import Limits
@@ -267,6 +267,8 @@ class Engine:
             "root_mount": str(self._dir / "root"),
             "visible": self.visible(),
             "seccomp": base64.b64encode(filt).decode() if filt is not None else None,
+            "guard": base64.b64encode(seccomp.guard()).decode() if filt is not None else None,
+            "marks": list(seccomp.FLOOR_MARKS),
             "cgroups": self.enforced.cgroups.wire(),
         }
         with open(self._dir / "zygote.log", "wb") as log:

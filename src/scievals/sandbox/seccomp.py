@@ -149,11 +149,13 @@ def build(machine: str | None = None) -> bytes:
     return a.assemble()
 
 
-# The guard, a second filter for programs in a container that shares their uid with the runner
-# watching them: signals, rlimit changes and pidfds may only reach processes started after the
-# program (pid >= FLOOR), or its own process group (0); asynchronous-I/O signal owners, which
-# would make the kernel signal someone else for it, may not be set at all. FLOOR is a
-# placeholder the runner replaces with the program's pid (and NEG_FLOOR with its negation).
+# The guard, a second filter for every program (each the leader of a session of its own):
+# signals, rlimit changes and pidfds may only reach processes started after the program
+# (pid >= FLOOR), or its own process group (0); asynchronous-I/O signal owners, which would make
+# the kernel signal someone else for it, may not be set at all. So a program that shares its
+# uid with what watches it (a container's runner, the userns and rlimits-only modes) cannot stop
+# it, and every mode answers a signal to an older process alike (EPERM). FLOOR is a placeholder
+# replaced with the program's pid (and NEG_FLOOR with its negation) just before it runs.
 FLOOR_MARKS = (0x3FFFFF01, (1 << 32) - 0x3FFFFF01)
 TARGETED = {
     "x86_64": {"kill": 62, "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129,
