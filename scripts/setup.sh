@@ -66,6 +66,13 @@ say "scoring runtime, SciCode problem files and dev targets (first time: a few m
 
 say "ready"
 if [[ "$RUN" == 1 ]]; then
+    # The work area keeps a SciBench copy beside the checkout; elsewhere SCIEVALS_SCIBENCH_DIR
+    # names one, or SciBench is fetched from its public sources where the network allows.
+    SHARED_SCIBENCH="$REPO/../shared/data/scibench/main"
+    if [[ -z "${SCIEVALS_SCIBENCH_DIR:-}" && -d "$SHARED_SCIBENCH/dataset" ]]; then
+        export SCIEVALS_SCIBENCH_DIR="$(cd "$SHARED_SCIBENCH" && pwd)"
+        say "SciBench data: $SCIEVALS_SCIBENCH_DIR"
+    fi
     say "running: scievals run $*"
     exec "$VENV/bin/scievals" run "$@"
 fi

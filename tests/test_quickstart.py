@@ -55,3 +55,33 @@ def test_main_job_puts_the_reference_beside_the_model(tmp_path, monkeypatch, cap
     assert f"Full report (protocol, breakdowns, comparisons, plots): {report / 'report.html'}" in (
         printed
     )
+
+
+@pytest.mark.parametrize(
+    ("data_dir", "complete"),
+    [(None, True), ("/nonexistent/scibench-copy", False)],
+    ids=["no-copy-named-none-reachable", "named-copy-missing"],
+)
+def test_main_job_without_scibench_data(tmp_path, monkeypatch, capsys, data_dir, complete):
+    """No SciBench copy named and none reachable: SciBench is said not run, and that is no
+    failure (the machine has none); a named copy that is not there is bad input: exit 1. Either
+    way SciCode's results are reported."""
+    from scievals import artifacts
+
+    def offline(url: str, *_: object, **__: object) -> Path:
+        raise artifacts.ArtifactError(f"cannot fetch {url}: no network here")
+
+    monkeypatch.setattr("scievals.scibench.dataset.download", offline)
+    monkeypatch.setattr("scievals.scibench.dataset.cache_dir", lambda *a: tmp_path / "empty")
+    monkeypatch.setattr("scievals.quickstart.SCICODE_SLICE", ["19"])
+    monkeypatch.setattr("scievals.quickstart.REFERENCE", "mockllm/model")
+    if data_dir:
+        monkeypatch.setenv("SCIEVALS_SCIBENCH_DIR", data_dir)
+    else:
+        monkeypatch.delenv("SCIEVALS_SCIBENCH_DIR", raising=False)
+    files, ok = run_main_job("mockllm/model", False, tmp_path / "logs", tmp_path / "rep", None)
+    err = capsys.readouterr().err
+    assert ok is complete
+    assert ("scibench not run:" in err) is complete and ("scibench did not run:" in err) != complete
+    runs, _ = load_runs([tmp_path / "logs"])
+    assert {r.benchmark for r in runs} == {"scicode"} and files

@@ -42,7 +42,8 @@ def run_main_job(
     model: str, full: bool, log_dir: Path, out: Path, max_tokens: int | None
 ) -> tuple[list[Path], bool]:
     """Run the slice (or everything), print the tables, write the report; the report's files
-    and whether every benchmark ran to the end."""
+    and whether nothing went wrong: every run finished, and SciBench ran unless no copy of its
+    data was named and none could be fetched (said, and not a failure: the machine has none)."""
     from inspect_ai import eval as inspect_eval
 
     from scievals.artifacts import ArtifactError
@@ -71,15 +72,17 @@ def run_main_job(
     _say("SciCode dev" + ("" if full else f", problems {', '.join(SCICODE_SLICE)}"))
     logs = both(lambda: scicode(split="dev"), "scicode", sample_id=None if full else SCICODE_SLICE)
     _say("SciBench main, zero" + ("" if full else f", {SCIBENCH_BOOK} (first {SCIBENCH_SLICE})"))
-    skipped = []
-    try:  # a missing data copy stops SciBench alone: SciCode's results are still reported
+    broken = []
+    try:  # missing data stops SciBench alone: SciCode's results are still reported
         logs += both(
             lambda: scibench(setting="zero", books=None if full else SCIBENCH_BOOK),
             "scibench",
             limit=None if full else SCIBENCH_SLICE,
         )
-    except (InputError, ArtifactError, FileNotFoundError) as exc:
-        skipped.append("scibench")
+    except ArtifactError as exc:  # no copy named and none reachable: nothing asked was wrong
+        _say(f"scibench not run: {exc}")
+    except (InputError, FileNotFoundError) as exc:  # the copy named is not usable
+        broken.append("scibench")
         _say(f"scibench did not run: {exc}")
     failed = [log for log in logs if log.status != "success"]
     for log in failed:
@@ -96,7 +99,7 @@ def run_main_job(
     print(
         f"\nDone in {minutes:.1f} min. Logs: {log_dir} (open them with: inspect view --log-dir {log_dir})"
     )
-    return written.files, not (skipped or failed)
+    return written.files, not (broken or failed)
 
 
 def model_seconds(logs: list[EvalLog]) -> tuple[float, float]:
