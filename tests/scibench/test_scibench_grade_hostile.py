@@ -33,7 +33,7 @@ HOSTILE = [
 
 
 @needs_data
-@pytest.mark.parametrize("scorer", ["robust", "faithful"])
+@pytest.mark.parametrize("scorer", ["robust", "faithful", "opencompass"])
 def test_valid_lines_after_hostile_lines_are_graded(tmp_path: Path, scorer: str) -> None:
     golds = Source("main", str(DATA)).book("atkins")
     lines = [{"book": "atkins", "index": i, "response": r} for i, r in enumerate(HOSTILE)]
@@ -84,14 +84,14 @@ def test_a_scorer_that_raises_fails_its_line_only(tmp_path: Path, monkeypatch) -
     from scievals.inputs import read_jsonl
     from scievals.scibench import grade as grade_module
 
-    real = grade_module.robust_score
+    real = grade_module.SCORE["robust"]
 
     def flaky(reply: str, *args: object) -> object:
         if reply == "boom":
             raise OverflowError("a scorer bug")
         return real(reply, *args)
 
-    monkeypatch.setattr(grade_module, "robust_score", flaky)
+    monkeypatch.setitem(grade_module.SCORE, "robust", flaky)
     source = Source(data_dir=str(DATA))
     answer = source.book("atkins")[1].answer_number
     path = tmp_path / "replies.jsonl"

@@ -72,10 +72,10 @@ def test_each_preset_runs_end_to_end(preset: Preset, tmp_path: Path) -> None:
         assert [f for f, v in preset.record().items() if not _shown(log, f, v)] == []
         size = 583 if preset.fields["version"] == "old" else 580
         assert protocol["steps_counted"] == size and len(log.samples or []) == LIMIT
-        robust = [
-            s.scores[name] for s in log.samples or [] for name in s.scores if "robust" in name
-        ]
-        missed = [r.explanation or "" for r in robust if r.as_float() != 1.0]
+        judge = "opencompass" if preset.fields["scorer"] == "opencompass" else "robust"
+        scores = [s.scores[name] for s in log.samples or [] for name in s.scores if judge in name]
+        assert len(scores) == LIMIT
+        missed = [r.explanation or "" for r in scores if r.as_float() != 1.0]
         if model == "mockllm/model":
             assert len(missed) == LIMIT
         else:  # the gold is right except where it cannot be read (old fund-24 is empty)

@@ -95,7 +95,7 @@ def register(groups: dict) -> None:
     )
     grade.add_argument("file", help="JSONL file of replies")
     grade.add_argument("--version", choices=["main", "old"], default="main")
-    grade.add_argument("--scorer", choices=["faithful", "robust"], default="robust")
+    grade.add_argument("--scorer", choices=["faithful", "robust", "opencompass"], default="robust")
     grade.add_argument("--data-dir", help="local SciBench copy (else SCIEVALS_SCIBENCH_DIR)")
     add_arguments(grade, "--output")
     grade.set_defaults(func=_grade)

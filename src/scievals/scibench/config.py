@@ -17,12 +17,31 @@ from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields
 from scievals.scibench.dataset import BOOKS, VERSIONS, Version
 
-Setting = Literal["zero_nosys", "zero", "zero_cot", "few", "few_cot", "python", "wolfram"]
+Setting = Literal[
+    "zero_nosys",
+    "zero",
+    "zero_cot",
+    "few",
+    "few_cot",
+    "python",
+    "wolfram",
+    "opencompass_zs",
+    "opencompass_zs_cot",
+    "opencompass_fs",
+    "opencompass_fs_cot",
+]
 Subset = Literal["textbook", "multimodal", "exam", "solutions"]
-ScorerChoice = Literal["faithful", "robust", "both"]
+ScorerChoice = Literal["faithful", "robust", "both", "opencompass"]
 
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 TOOL_SETTINGS: tuple[Setting, ...] = ("python", "wolfram")
+OPENCOMPASS_SETTINGS: tuple[Setting, ...] = (
+    "opencompass_zs",
+    "opencompass_zs_cot",
+    "opencompass_fs",
+    "opencompass_fs_cot",
+)
+"""OpenCompass's four prompts (``scievals.scibench.opencompass``): text problems only."""
 IMAGE_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "zero_cot")
 AGENT_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "few", "few_cot")
 """Settings of one model call, which an agent may make in as many turns as its limits allow."""
@@ -97,6 +116,14 @@ class SciBenchConfig:
             raise InputError(
                 f"the multimodal subset supports {', '.join(IMAGE_SETTINGS)}, not {setting!r}"
             )
+        if chosen_setting in OPENCOMPASS_SETTINGS and chosen_subset != "textbook":
+            raise InputError(f"setting {setting!r} has the text problems only (subset=textbook)")
+        chosen_scorer = cast(ScorerChoice, one_of("scorer", scorer, get_args(ScorerChoice)))
+        if chosen_scorer == "opencompass" and chosen_setting in TOOL_SETTINGS:
+            raise InputError(
+                f"scorer 'opencompass' reads a text reply; setting {setting!r} is scored on its "
+                "program's output (use faithful, robust or both)"
+            )
         if shots is not None and not (_number(shots, int) and shots >= 0):
             raise InputError(f"shots must be 0 or more (a whole number), not {shots!r}")
         if not (_number(timeout) and timeout > 0):
@@ -119,7 +146,7 @@ class SciBenchConfig:
             setting=chosen_setting,
             shots=DEFAULT_SHOTS[chosen_version] if shots is None else shots,
             subset=chosen_subset,
-            scorer=cast(ScorerChoice, one_of("scorer", scorer, get_args(ScorerChoice))),
+            scorer=chosen_scorer,
             sandbox=(sandbox or DEFAULT_SANDBOX) if tools else None,
             timeout=timeout,
             errata=errata,
@@ -134,6 +161,8 @@ class SciBenchConfig:
         label: str = self.setting
         if self.setting in ("few", "few_cot"):
             label += f" ({self.shots} shots)"
+        elif self.setting in ("opencompass_fs", "opencompass_fs_cot"):
+            label += " (5 shots, its files)"
         elif self.setting in TOOL_SETTINGS:
             label += " (4 examples, thermo 3)"
         if self.subset == "multimodal":

@@ -7,18 +7,27 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from scievals.inputs import InputError, JsonLine, one_of, read_jsonl
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.faithful import faithful_score
 from scievals.scibench.metrics import Row, summary
+from scievals.scibench.opencompass import opencompass_score
 from scievals.scibench.robust import robust_score
 from scievals.scibench.units import official_unit
 from scievals.scibench.verdict import Verdict
 
-GradeScorer = Literal["faithful", "robust"]
+GradeScorer = Literal["faithful", "robust", "opencompass"]
+GRADE_SCORERS: tuple[GradeScorer, ...] = get_args(GradeScorer)
 FIELDS = {"book": str, "index": int, "response": str}
+
+
+def _opencompass(reply: str, answer_number: str, unit: object) -> Verdict:
+    return opencompass_score(reply, answer_number)  # it never sees the unit
+
+
+SCORE = {"faithful": faithful_score, "robust": robust_score, "opencompass": _opencompass}
 
 
 def grade_lines(
@@ -26,7 +35,7 @@ def grade_lines(
 ) -> Iterator[dict[str, Any]]:
     """One result per input line, in order; a line naming no problem is an InputError."""
     books: dict[str, list[Record]] = {}
-    score = faithful_score if scorer == "faithful" else robust_score
+    score = SCORE[scorer]
     for line in lines:
         book, index, response = line.values
         if book not in books:
@@ -67,7 +76,7 @@ def grade_file(
     """Grade a JSONL file: the per-line results (in its order) and the summary (counts,
     accuracies, CI). Problems in ``decided`` (an interrupted run's results) are not graded
     again; ``on_result`` gets each new result as it is decided."""
-    chosen = cast(GradeScorer, one_of("--scorer", scorer, ("faithful", "robust")))
+    chosen = cast(GradeScorer, one_of("--scorer", scorer, GRADE_SCORERS))
     source = Source(version, data_dir)
     lines = read_replies(path)
     done = dict(decided or {})

@@ -40,12 +40,14 @@ def reply_for(answer_number: str, unit: str) -> str:
 
 
 @solver
-def reference_reply() -> Solver:
-    """Leave the sample's reference reply where ``scievals/reference`` answers from."""
+def reference_reply(unit_shown: bool = True) -> Solver:
+    """Leave the sample's reference reply where ``scievals/reference`` answers from
+    (``unit_shown=False``: the prompt states no unit, so the gold is given as stored)."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         meta = state.metadata
-        state.store.set(REPLY_KEY, reply_for(meta["answer_number"], meta["unit"]))
+        unit = meta["unit"] if unit_shown else ""
+        state.store.set(REPLY_KEY, reply_for(meta["answer_number"], unit))
         return state
 
     return solve

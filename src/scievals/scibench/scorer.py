@@ -1,4 +1,4 @@
-"""The two SciBench scorers, ``faithful`` and ``robust``, reported side by side.
+"""The SciBench scorers: ``faithful`` and ``robust``, reported side by side, and OpenCompass's.
 
 Both read the gold from the sample metadata and the reply from the final output (or, in the tool
 settings, the program outputs the solver stored). Each Score carries the parsed answer and the
@@ -19,6 +19,7 @@ from inspect_ai.solver import TaskState
 from scievals.scibench.config import SciBenchConfig
 from scievals.scibench.faithful import faithful_score, faithful_tool_score
 from scievals.scibench.metrics import scibench_metrics
+from scievals.scibench.opencompass import opencompass_score
 from scievals.scibench.robust import robust_score, robust_tool_score
 from scievals.scibench.units import official_unit
 from scievals.scibench.verdict import Verdict
@@ -92,8 +93,20 @@ def robust(use_errata: bool = False, abs_tol: float = 0.0) -> Scorer:
     return score
 
 
+@scorer(metrics=scibench_metrics(), name="opencompass")
+def opencompass() -> Scorer:
+    """OpenCompass's extraction and exact string match (``scievals.scibench.opencompass``)."""
+
+    async def score(state: TaskState, target: Target) -> Score:
+        return _score(opencompass_score(state.output.completion, state.metadata["answer_number"]))
+
+    return score
+
+
 def scorers(config: SciBenchConfig) -> list[Scorer]:
-    """The scorers of ``scorer=faithful|robust|both``, in that order."""
+    """The scorers of ``scorer=faithful|robust|both|opencompass``, in that order."""
+    if config.scorer == "opencompass":
+        return [opencompass()]
     chosen = []
     if config.scorer in ("faithful", "both"):
         chosen.append(faithful())

@@ -26,7 +26,7 @@ from inspect_ai.model import (
     ContentText,
     GenerateConfig,
 )
-from inspect_ai.solver import Solver
+from inspect_ai.solver import Solver, generate
 
 from scievals.agents.environment import agent_sandbox_spec
 from scievals.agents.limits import (
@@ -41,9 +41,9 @@ from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
 from scievals.sandbox.environments import sandbox_spec
-from scievals.scibench import prompts
+from scievals.scibench import opencompass, prompts
 from scievals.scibench.agent import agent_solver
-from scievals.scibench.config import TOOL_SETTINGS, SciBenchConfig
+from scievals.scibench.config import OPENCOMPASS_SETTINGS, TOOL_SETTINGS, SciBenchConfig
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.metrics import scibench_epochs
 from scievals.scibench.presets import PRESETS
@@ -67,7 +67,10 @@ def _chat(messages: list[prompts.Message], image: Record | None = None) -> list[
 
 
 def _messages(record: Record, config: SciBenchConfig, source: Source) -> list[prompts.Message]:
-    """The official message list of one problem under the config's setting."""
+    """The message list of one problem under the config's setting (the official harness's, or
+    OpenCompass's)."""
+    if config.setting in OPENCOMPASS_SETTINGS:
+        return opencompass.messages(config.setting, record.problem_text, record.book)
     text = prompts.test_text(record)
     if config.setting == "zero_nosys":
         return prompts.zero_messages(text, system="")
@@ -127,6 +130,8 @@ def _solvers(config: SciBenchConfig) -> list[Solver]:
     program run."""
     if config.agent and config.agent_limits:
         return [reference_reply(), agent_solver(config.agent, config.agent_limits.record())]
+    if config.setting in OPENCOMPASS_SETTINGS:  # its one generation, no retry; no unit asked
+        return [reference_reply(unit_shown=False), generate()]
     chain = [reference_reply(), zero_cot() if config.setting == "zero_cot" else official_generate()]
     if config.setting == "python":
         chain.append(run_python(config.timeout))
@@ -190,10 +195,13 @@ def scibench(
     Args:
         version: data version, "main" (580 test problems) or "old" (583, the paper's Table 3).
         books: comma-separated subset of the ten textbooks (default: all).
-        setting: zero_nosys, zero, zero_cot, few, few_cot, python or wolfram.
+        setting: zero_nosys, zero, zero_cot, few, few_cot, python or wolfram (the official
+            harness's), or opencompass_zs, opencompass_zs_cot, opencompass_fs,
+            opencompass_fs_cot (OpenCompass's prompts).
         shots: few-shot examples (default 3 on main, 5 on old: the code of each era).
         subset: textbook, multimodal, exam or solutions (error analysis only).
-        scorer: faithful (the official rules), robust (ours) or both, side by side.
+        scorer: faithful (the official rules), robust (ours) or both, side by side; or
+            opencompass (its extraction and exact string match).
         data_dir: local copy of the data (else SCIEVALS_SCIBENCH_DIR, else download).
         sandbox: sandbox for model code in the tool settings (default "scievals").
         timeout: seconds per program run in the tool settings.
