@@ -22,8 +22,13 @@ from .sandbox_helpers import outcome, run
 
 def test_describe_says_what_enforces_each_limit():
     enforced = describe()["enforced"]
-    assert set(enforced) == {"memory", "pids", "seccomp", "keyring", "disk", "tmp"}
+    assert set(enforced) == {"memory", "pids", "cpu", "seccomp", "keyring", "disk", "tmp"}
     facts = enforcement()
+    if facts.cgroups.cpu is not None:
+        assert enforced["cpu"].startswith(f"cgroup v{facts.cgroups.version} cpu")
+        assert enforced["cpu"].endswith(": 1 CPU per execution")
+    else:
+        assert enforced["cpu"].startswith("no cap (no cpu cgroup: ")
     if facts.cgroups.memory is not None:
         assert enforced["memory"].startswith(f"cgroup v{facts.cgroups.version} memory")
         assert "4 GiB" in enforced["memory"]
@@ -114,16 +119,19 @@ def test_cgroup_v2_delegation_decisions(tmp_path):
 
     here = _fake_v2(tmp_path, "cpu io memory pids", "", f"{os.getpid()}\n")
     found = _probe_v2(here)
-    assert (found.version, found.memory, found.pids) == (2, here, here)
+    assert (found.version, found.memory, found.pids, found.cpu) == (2, here, here, here)
     assert (here / f"scievals-{os.getpid()}-harness" / "cgroup.procs").read_text() == "0"
-    assert (here / "cgroup.subtree_control").read_text() == "+memory +pids"
+    assert (here / "cgroup.subtree_control").read_text() == "+memory +pids +cpu"
     assert "pids.max=64" in found.describe_pids(64)
+    assert found.describe_cpu(1.5) == "cgroup v2 cpu.max: 1.5 CPU per execution"
+    assert found.wire()["cpu"] == str(here)
 
     crowded = _fake_v2(tmp_path / "b", "memory pids", "", f"{os.getpid()}\n1\n")
     found = _probe_v2(crowded)
     assert found.memory is None and "holds other processes" in found.memory_note
 
-    bare = _fake_v2(tmp_path / "c", "cpu io", "", f"{os.getpid()}\n")
+    bare = _fake_v2(tmp_path / "c", "io", "", f"{os.getpid()}\n")
     found = _probe_v2(bare)
     assert found.memory is None and "not delegated" in found.memory_note
+    assert found.cpu is None and found.describe_cpu(1.0).startswith("no cap (no cpu cgroup: ")
     assert found.describe_memory(2**30).startswith("rlimit+watcher (no memory cgroup: cgroup v2")

@@ -157,6 +157,43 @@ def test_shell_fork_bomb(box):
     assert time.monotonic() - start < 20
 
 
+# ---------------------------------------------------------------- CPU bandwidth
+
+BUSY_CHILDREN = """
+import os, resource, time
+started = time.monotonic()
+kids = []
+for _ in range(4):
+    pid = os.fork()
+    if pid == 0:
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            pass
+        os._exit(0)
+    kids.append(pid)
+for kid in kids:
+    os.waitpid(kid, 0)
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(use.ru_utime + use.ru_stime, time.monotonic() - started)
+"""
+
+
+def test_busy_processes_share_the_execution_cpu_quota():
+    """Four processes spinning for 1.5 s get a quarter of a CPU between them when the execution
+    is given one (cpus=0.25): a program cannot take the machine from its neighbours. (Without
+    the cap each would get a share of every core the machine has free.)"""
+    if engine().enforced.cgroups.cpu is None:
+        pytest.skip("no cpu cgroup on this host (describe()['enforced'] says why)")
+    box = make_box(cpus=0.25)
+    try:
+        res = outcome(box, BUSY_CHILDREN, timeout=60)
+    finally:
+        box.cleanup()
+    assert res.returncode == 0, res
+    cpu, wall = (float(x) for x in res.stdout.split())
+    assert cpu <= 0.25 * wall * 1.3 + 0.05, (cpu, wall)
+
+
 # ---------------------------------------------------------------- disk and inodes
 
 DISK_ATTACKS = {

@@ -288,7 +288,7 @@ def group_dirs(cgroups: dict | None, name: str) -> list[str]:
     if not cgroups:
         return []
     name = cgroups["prefix"] + name
-    parents = {cgroups[k] for k in ("memory", "pids") if cgroups.get(k)}
+    parents = {cgroups[k] for k in ("memory", "pids", "cpu") if cgroups.get(k)}
     return [os.path.join(parent, name) for parent in sorted(parents)]
 
 
@@ -410,6 +410,11 @@ def join_groups(cgroups: dict, groups: list[str], pid: int) -> dict:
         if parent == cgroups.get("pids"):
             wire["pids"] = [f"{d}/pids.current", f"{d}/pids.events"]
             wire["limits"].append((f"{d}/pids.max", "processes"))
+        if parent == cgroups.get("cpu"):
+            if cgroups["version"] == 2:
+                wire["limits"].append((f"{d}/cpu.max", "cpu_max"))
+            else:
+                wire["limits"].append((f"{d}/cpu.cfs_quota_us", "cpu_quota_us"))
         with open(f"{d}/cgroup.procs", "w") as fh:
             fh.write(str(pid))
         wire["procs"].append(f"{d}/cgroup.procs")

@@ -1,8 +1,9 @@
-"""Memory and pids cgroups, one of each per execution (cgroup v1 or a delegated v2 subtree).
+"""Memory, pids and cpu cgroups, one of each per execution (cgroup v1 or a delegated v2 subtree).
 
 Rlimits and a polling watcher cannot see shared memory (memfd, tmpfs, /dev/shm pages) nor stop a
 tree between polls; a memory cgroup charges every page the execution touches and the kernel
-stops it at the limit. This module finds where groups can go (``detect``) and says so; a standby
+stops it at the limit. A cpu group caps an execution's CPU bandwidth (its quota), so a program
+of many busy processes takes the one CPU its execution slot stands for, not the machine. This module finds where groups can go (``detect``) and says so; a standby
 supervisor of the zygote creates an execution's groups and moves its init into them before the
 request comes (``_zygote.join_groups``), reads their counters (OOM kills, refused forks), and
 the harness kills whatever is left and removes them (``Group.remove``). Group names carry the
@@ -20,6 +21,8 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from scievals.sandbox.limits import CPU_PERIOD_US
 
 OWNED = re.compile(r"^scievals-(\d+)-")
 
@@ -118,15 +121,22 @@ class Cgroups:
     memsw: bool  # v1 memory.memsw.* exists: swap is capped too
     memory_note: str  # why there is no memory group ("" when there is)
     pids_note: str
+    cpu: Path | None = None  # parent of the per-execution cpu groups (the same dir on v2)
+    cpu_note: str = "not probed"
+
+    @property
+    def parents(self) -> set[Path]:
+        return {p for p in (self.memory, self.pids, self.cpu) if p is not None}
 
     def wire(self) -> dict | None:
         """Where the zygote's supervisors create each execution's groups (None: nowhere)."""
-        if self.memory is None and self.pids is None:
+        if not self.parents:
             return None
         return {
             "version": self.version,
             "memory": str(self.memory) if self.memory else None,
             "pids": str(self.pids) if self.pids else None,
+            "cpu": str(self.cpu) if self.cpu else None,
             "memsw": self.memsw,
             "prefix": f"scievals-{os.getpid()}-",
         }
@@ -147,9 +157,17 @@ class Cgroups:
             )
         return f"cgroup v{self.version} pids.max={processes}"
 
+    def describe_cpu(self, cpus: float) -> str:
+        if not cpus:
+            return "no cap (cpus=0): rlimit of CPU seconds only"
+        if self.cpu is None:
+            return f"no cap (no cpu cgroup: {self.cpu_note}): rlimit of CPU seconds only"
+        knob = "cpu.max" if self.version == 2 else "cpu.cfs_quota_us"
+        return f"cgroup v{self.version} {knob}: {cpus:g} CPU per execution"
+
     def sweep(self) -> None:
         """Remove groups left by harness processes that no longer exist."""
-        for parent in {p for p in (self.memory, self.pids) if p is not None}:
+        for parent in self.parents:
             with contextlib.suppress(OSError):
                 for entry in os.scandir(parent):
                     match = OWNED.match(entry.name)
@@ -162,7 +180,7 @@ class Cgroups:
         answered. Called when the zygote is replaced, when no standby is being prepared."""
         own = f"scievals-{os.getpid()}-"
         now = time.time()
-        for parent in {p for p in (self.memory, self.pids) if p is not None}:
+        for parent in self.parents:
             with contextlib.suppress(OSError):
                 for entry in os.scandir(parent):
                     if not entry.name.startswith(own) or entry.name == f"{own}harness":
@@ -200,15 +218,15 @@ def detect() -> Cgroups:
     own = _own_paths()
     mounts = _mounts()
     v1: dict[str, Path | None] = {}
-    for ctl in ("memory", "pids"):
+    for ctl in ("memory", "pids", "cpu"):
         mount = next((m for m in mounts if m.version == 1 and ctl in m.controllers), None)
         v1[ctl] = mount.dir_for(own[ctl]) if mount and ctl in own else None
-    if v1["memory"] or v1["pids"]:
+    if v1["memory"] or v1["pids"] or v1["cpu"]:
         return _probe_v1(v1)
     v2 = next((m for m in mounts if m.version == 2), None)
     if v2 is None or "" not in own:
-        why = "no cgroup v1 memory/pids controller and no cgroup v2 hierarchy"
-        return Cgroups(None, None, None, False, why, why)
+        why = "no cgroup v1 memory/pids/cpu controller and no cgroup v2 hierarchy"
+        return Cgroups(None, None, None, False, why, why, None, why)
     return _probe_v2(v2.dir_for(own[""]))
 
 
@@ -239,14 +257,26 @@ def _probe_v1(dirs: dict[str, Path | None]) -> Cgroups:
                     if "oom_kill " not in (probe / "memory.oom_control").read_text():
                         raise OSError("memory.oom_control has no oom_kill counter (old kernel)")
                     memsw = (probe / "memory.memsw.limit_in_bytes").exists()
-                else:
+                elif ctl == "pids":
                     (probe / "pids.max").write_text("64")
+                else:
+                    (probe / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
+                    (probe / "cpu.cfs_quota_us").write_text(str(CPU_PERIOD_US))
             finally:
                 probe.rmdir()
             usable[ctl], notes[ctl] = parent, ""
         except OSError as exc:
             usable[ctl], notes[ctl] = None, f"cannot create groups in {parent}: {exc}"
-    return Cgroups(1, usable["memory"], usable["pids"], memsw, notes["memory"], notes["pids"])
+    return Cgroups(
+        1,
+        usable["memory"],
+        usable["pids"],
+        memsw,
+        notes["memory"],
+        notes["pids"],
+        usable["cpu"],
+        notes["cpu"],
+    )
 
 
 def _probe_v2(here: Path) -> Cgroups:
@@ -254,13 +284,15 @@ def _probe_v2(here: Path) -> Cgroups:
     move ourselves into a leaf so that the controllers can be enabled for its children)."""
 
     def unavailable(why: str) -> Cgroups:
-        return Cgroups(None, None, None, False, why, why)
+        return Cgroups(None, None, None, False, why, why, None, why)
 
     try:
         offered = (here / "cgroup.controllers").read_text().split()
-        wanted = [c for c in ("memory", "pids") if c in offered]
+        wanted = [c for c in ("memory", "pids", "cpu") if c in offered]
         if not wanted:
-            return unavailable(f"cgroup v2: {here} is not delegated the memory or pids controller")
+            return unavailable(
+                f"cgroup v2: {here} is not delegated the memory, pids or cpu controller"
+            )
         enabled = (here / "cgroup.subtree_control").read_text().split()
         if not set(wanted) <= set(enabled):
             procs = (here / "cgroup.procs").read_text().split()
@@ -287,4 +319,6 @@ def _probe_v2(here: Path) -> Cgroups:
         False,
         "" if "memory" in wanted else missing,
         "" if "pids" in wanted else missing,
+        here if "cpu" in wanted else None,
+        "" if "cpu" in wanted else missing,
     )

@@ -43,6 +43,7 @@ class Enforcement:
         return {
             "memory": self.cgroups.describe_memory(memory_bytes),
             "pids": self.cgroups.describe_pids(limits.processes),
+            "cpu": self.cgroups.describe_cpu(limits.cpus),
             "seccomp": filtered,
             "keyring": keyring,
             "disk": disk,

@@ -59,6 +59,8 @@ class ScievalsSandboxConfig(BaseModel, frozen=True):
     tmp_mib: int = _DEFAULTS.tmp_mib
     disk_mib: int = _DEFAULTS.disk_mib
     inodes: int = _DEFAULTS.inodes
+    cpus: float = _DEFAULTS.cpus
+    """CPU bandwidth of each execution, all its processes together (0: no cap)."""
     max_concurrency: int | None = None
     """Executions at once in this process (default: the number of CPUs)."""
     runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
