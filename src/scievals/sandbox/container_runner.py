@@ -117,6 +117,14 @@ def sweep(keep, seconds=5.0):
 REAPED = {}  # pid -> (status, rusage) of the children reaped so far
 
 
+def subreaper():
+    """Become the subreaper of what a program leaves behind, where the kernel can (gVisor's
+    older releases cannot: there the container's init reaps orphans, and the sweep, which
+    reads /proc, still finds and kills them)."""
+    with contextlib.suppress(OSError):
+        Z.prctl(PR_SET_CHILD_SUBREAPER, 1)
+
+
 def reap():
     while True:
         try:
@@ -281,7 +289,7 @@ def serve():
     config = json.loads(sys.stdin.readline())
     load_zygote(config["zygote"])
     Z.prctl(Z.PR_SET_DUMPABLE, 0)
-    Z.prctl(PR_SET_CHILD_SUBREAPER, 1)  # what a program leaves behind is ours to reap
+    subreaper()
     zygote = Z
     failed = zygote.warm(config["modules"])
     token = bytearray(config.pop("token").encode())
@@ -648,7 +656,7 @@ def main():
     else:
         load_zygote(req["zygote"])
         Z.prctl(Z.PR_SET_DUMPABLE, 0)  # same uid as the program: keep it out of our /proc files
-        Z.prctl(PR_SET_CHILD_SUBREAPER, 1)
+        subreaper()
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         answer = run(req, os.getcwd())
     sys.stdout.write(PREFIX + json.dumps(answer) + "\n")
