@@ -11,6 +11,8 @@ import yaml
 from inspect_ai import eval as inspect_eval
 
 from scievals.agents.environment import AGENT_ENVIRONMENT
+from scievals.agents.step import AGENT_STORE_KEY
+from tests.scibench.scibench_helpers import DATA, needs_data
 from tests.scicode.agent_scripts import bash, fenced, python, scripted, submit
 from tests.scicode.test_agent_hostile import LEAK_CHECK, LINGER, PLANT, gold
 
@@ -57,3 +59,25 @@ def test_what_an_agent_leaves_in_its_container_never_reaches_grading(tmp_path):
     steps = {v["step"]: v for v in sample.scores["scicode_scorer"].metadata["steps"]}
     assert steps["19.1"]["passed"], steps["19.1"]
     assert "No module named 'agent_planted'" in steps["19.2"]["reason"]
+
+
+@needs_data
+def test_reference_scibench_agent_on_a_slice_in_docker(tmp_path):
+    """SciBench with tools under ``sandbox=docker``: the agent computes in its own container,
+    every answer is right (the robust scorer) through a real tool call."""
+    from scievals.scibench.task import scibench
+
+    task = scibench(data_dir=str(DATA), agent="react", sandbox="docker", books="quan")
+    [log] = inspect_eval(
+        task, model="scievals/reference", limit=8, display="none", log_dir=str(tmp_path)
+    )
+    assert log.status == "success", log.error
+    assert len(log.samples) == 8
+    assert [s.id for s in log.samples if s.scores["robust"].value != 1] == []
+    for sample in log.samples:
+        [record] = sample.store[AGENT_STORE_KEY].values()
+        assert record["answered"] and record["tool_calls"] == 1
+        [event] = [e for e in sample.events if e.event == "tool" and e.function == "python"]
+        assert sample.metadata["answer_number"].strip() in str(event.result)
+    services = yaml.safe_load(Path(log.eval.sandbox.config).read_text())["services"]
+    assert AGENT_ENVIRONMENT in services
