@@ -126,7 +126,8 @@ def test_unknown_task_parameters_are_refused_with_the_nearest_name(tmp_path: Pat
             ["scibench", "--setting", "zero-shot"],
             [
                 "setting must be one of zero_nosys, zero, zero_cot, few, few_cot, python, "
-                "wolfram, not 'zero-shot'"
+                "wolfram, opencompass_zs, opencompass_zs_cot, opencompass_fs, "
+                "opencompass_fs_cot, not 'zero-shot'"
             ],
         ),
     ],
