@@ -84,7 +84,8 @@ async def run_step(
     record = _record(step, state, error, opened)
     record.seconds = round(time.monotonic() - started, 3)
     if error is not None:
-        state.output = ModelOutput.from_content(str(get_model()), "")
+        active = get_model()  # inspect-evals-lint: ignore[get_model_location] -- the solver's own
+        state.output = ModelOutput.from_content(str(active), "")
     return state, record
 
 
