@@ -16,6 +16,7 @@ from scievals.inputs import InputError, one_of
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields
 from scievals.scibench.dataset import BOOKS, VERSIONS, Version
+from scievals.scibench.opencompass import VARIANTS
 
 Setting = Literal[
     "zero_nosys",
@@ -35,12 +36,7 @@ ScorerChoice = Literal["faithful", "robust", "both", "opencompass"]
 
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 TOOL_SETTINGS: tuple[Setting, ...] = ("python", "wolfram")
-OPENCOMPASS_SETTINGS: tuple[Setting, ...] = (
-    "opencompass_zs",
-    "opencompass_zs_cot",
-    "opencompass_fs",
-    "opencompass_fs_cot",
-)
+OPENCOMPASS_SETTINGS: tuple[Setting, ...] = VARIANTS
 """OpenCompass's four prompts (``scievals.scibench.opencompass``): text problems only."""
 IMAGE_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "zero_cot")
 AGENT_SETTINGS: tuple[Setting, ...] = ("zero_nosys", "zero", "few", "few_cot")
