@@ -7,9 +7,9 @@ the floor, all in one run.
    ``--runtimes 2024,2025`` (the second runtime only sees failures: none, for gold code);
 3. ``scievals eval scicode --model scievals/reference --split dev``, as a process (Inspect runs
    the samples; the reference model answers with gold code);
-4. 2 and 3 with ``--sandbox docker``: Inspect's docker sandbox, one container per sample (per
-   problem for ``grade``) as inspect_evals runs it, our compose file (skipped, saying why, where
-   Docker does not answer or the image is not built: ``scievals sandbox image``).
+4. 2 and 3 with ``--sandbox docker``: our compose file, its containers Inspect's docker
+   provider starts, shared by the samples as a fleet (``docker_pool.py``) (skipped, saying why,
+   where Docker does not answer or the image is not built: ``scievals sandbox image``).
 The floor is the step programs' own work (CPU time after interpreter start-up and imports,
 measured in way 1) divided by the CPUs, or the longest single step where that is larger. For
 2 and 3 it prints the peak memory of the harness process (its own RSS) and of the whole process
@@ -178,7 +178,7 @@ def main() -> None:
             log = max(docker_log.glob("*.eval"), key=lambda p: p.stat().st_mtime)
             rows.append(
                 (
-                    "scievals eval ... --sandbox docker (a container per sample)",
+                    "scievals eval ... --sandbox docker (the fleet)",
                     wall,
                     _passed_steps(log),
                     (rss, None),

@@ -15,6 +15,7 @@ from inspect_ai.scorer import Scorer
 from inspect_ai.util import RegistryInfo, registry_info
 
 from scievals.models import scievals_model  # noqa: F401
+from scievals.sandbox.docker_pool import SharedContainer  # noqa: F401
 from scievals.sandbox.provider import ScievalsSandbox  # noqa: F401
 from scievals.scibench.scorer import faithful, robust
 from scievals.scibench.task import scibench  # noqa: F401

@@ -1,5 +1,5 @@
 """Verdict parity across providers: the same completions, the same verdicts, in ``--sandbox
-scievals`` and in Inspect's docker sandbox with our compose file (one container per sample).
+scievals`` and under ``--sandbox docker`` (our compose file, the fleet of ``docker_pool.py``).
 
 - the reference model (gold code) over the dev split as an eval: 15/15 and 50/50, and every
   step's verdict equal to our sandbox's grading of the same code;
@@ -48,7 +48,7 @@ def test_reference_dev_in_docker_matches_our_sandbox(tmp_path):
     metrics = {k: m.value for s in log.results.scores for k, m in s.metrics.items()}
     assert metrics["total_main_problems_solved"] == 15.0
     assert metrics["total_subproblems_solved"] == 50.0
-    assert log.eval.sandbox.type == "docker"
+    assert log.eval.sandbox.type == "scievals-docker"  # our fleet of Inspect's containers
     assert Path(log.eval.sandbox.config).resolve() == compose_file(("2024",))  # ours
     assert log.eval.metadata["protocol"]["sandbox"].startswith("docker")
     in_docker = {
@@ -98,7 +98,7 @@ def test_scibench_python_runs_in_the_container(tmp_path):
         log_dir=str(tmp_path),
     )[0]
     assert log.status == "success", log.error
-    assert log.eval.sandbox.type == "docker"
+    assert log.eval.sandbox.type == "scievals-docker"
     execs = [
         e
         for s in log.samples

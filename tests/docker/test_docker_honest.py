@@ -1,8 +1,8 @@
 """The honest corpus (``tests/scicode/honest_corpus.py``) in Inspect's docker sandbox.
 
 Honest code written unlike the gold code must get the same verdict in a container as in our
-sandbox: every case is graded both ways in the same run (``grade(..., sandbox="docker")``, a
-container per problem, our compose file) and the (pass, reason kind) pairs must be equal. That
+sandbox: every case is graded both ways in the same run (``grade(..., sandbox="docker")``, the
+fleet of ``docker_pool.py``, our compose file) and the (pass, reason kind) pairs must be equal. That
 our sandbox agrees with the official rule on them is ``tests/scicode/test_honest_corpus.py``.
 """
 

@@ -2,7 +2,7 @@
 
 The same attack tables (imported, not copied), the same runs (gold code for every earlier step
 of the attacked problem, gold bystanders of other problems), the real grader
-(``grade(..., sandbox="docker")``: a container per problem, our compose file). Each attack must
+(``grade(..., sandbox="docker")``: the fleet of ``docker_pool.py``, our compose file). Each attack must
 get the (pass, reason kind) it gets in our sandbox in the same run: fail with a clear reason (or
 pass, for a class's honest control), with the reason kind the table names, unless ``DIFFERS``
 says why a container gives another; every gold step beside it passes; no container is left.

@@ -170,5 +170,5 @@ def test_a_missing_image_is_named_before_any_sample(docker_ready, monkeypatch, c
     monkeypatch.setenv("SCIEVALS_CACHE", str(tmp_path))
     with caplog.at_level("WARNING"):
         kind, config = module.sandbox_spec("docker")
-    assert kind == "docker" and Path(config).name.startswith("compose")
+    assert kind == "scievals-docker" and Path(config).name.startswith("compose")
     assert "scievals sandbox image --runtime 2024" in caplog.text

@@ -134,7 +134,7 @@ def test_sandbox_limits_follow_step_timeout():
     assert (default.config.cpu_seconds, default.config.wall_seconds) == (600.0, 1800.0)
     assert (parity.config.cpu_seconds, parity.config.wall_seconds) == (1800.0, 1800.0)
     assert scicode(split="dev", timeout=1800).metadata["protocol"]["timeout"] == 1800
-    assert scicode(split="dev", sandbox="docker").sandbox.type == "docker"
+    assert scicode(split="dev", sandbox="docker").sandbox.type == "scievals-docker"
 
 
 def test_gold_previous_steps_needs_dev():

@@ -78,24 +78,37 @@ _warm: weakref.WeakKeyDictionary[SandboxEnvironment, dict[str, Any] | None] = (
     weakref.WeakKeyDictionary()
 )
 """The container's warm server, as its runner last reported it (pid, start time, name)."""
+_failed: weakref.WeakSet[SandboxEnvironment] = weakref.WeakSet()
+"""Containers whose runner failed once (no answer, a malformed one, a timeout of its own)."""
 
 
 @asynccontextmanager
-async def turn(env: SandboxEnvironment) -> AsyncIterator[None]:
-    """Hold the container ``env`` for one program (and the reads of what it left)."""
+async def turn(env: SandboxEnvironment) -> AsyncIterator[SandboxEnvironment]:
+    """Hold a container for one program (and the reads of what it left): ``env`` itself, or
+    for a view of a fleet (``docker_pool.SharedContainer``) the one it leases."""
+    lease = getattr(env, "lease", None)
+    if lease is not None:
+        async with lease() as leased, turn(leased) as held:
+            yield held
+        return
     found = _turns.get(env)
     if found is None:
         found = _turns[env] = _Turn()
     me = anyio.get_current_task().id
     if found.owner == me:
-        yield
+        yield env
         return
     async with found.lock:
         found.owner = me
         try:
-            yield
+            yield env
         finally:
             found.owner = None
+
+
+def failed(env: SandboxEnvironment) -> bool:
+    """Whether the runner of the container ``env`` failed once (it is not used again)."""
+    return env in _failed
 
 
 @cache
@@ -130,6 +143,17 @@ def _filters() -> dict[str, list[str]]:
     }
 
 
+def _server_fields(env: SandboxEnvironment) -> dict[str, Any]:
+    """What a runner needs to find, or start, the container's warm server."""
+    return {
+        "runner": _source(),
+        "zygote": _zygote(),
+        "modules": WARM_MODULES,
+        "token": _tokens.setdefault(env, secrets.token_hex(16)),
+        "warm": _warm.get(env),
+    }
+
+
 async def run_file(
     env: SandboxEnvironment,
     name: str,
@@ -143,28 +167,24 @@ async def run_file(
     """Run ``argv`` with ``source`` written to ``name`` in the container's working directory;
     None when the container is not one of our runtime images (the runner refused, touching
     nothing). Raises ``RunnerError`` (or the sandbox's own errors) when the machinery fails."""
-    if env in _refused:
-        return None
-    request = {
-        "op": "run",
-        "file": name,
-        "source": source,
-        "argv": argv,
-        "keep": keep,
-        "max_keep": max_keep,
-        "inline": INLINE_BYTES,
-        "timeout": timeout,
-        "tail": tail_bytes,
-        "limits": Limits().wire(),
-        "filters": _filters(),
-        "marks": list(seccomp.FLOOR_MARKS),
-        "runner": _source(),
-        "zygote": _zygote(),
-        "modules": WARM_MODULES,
-        "token": _tokens.setdefault(env, secrets.token_hex(16)),
-        "warm": _warm.get(env),
-    }
-    async with turn(env):
+    async with turn(env) as env:  # the container itself, or the one a fleet leases
+        if env in _refused:
+            return None
+        request = {
+            "op": "run",
+            "file": name,
+            "source": source,
+            "argv": argv,
+            "keep": keep,
+            "max_keep": max_keep,
+            "inline": INLINE_BYTES,
+            "timeout": timeout,
+            "tail": tail_bytes,
+            "limits": Limits().wire(),
+            "filters": _filters(),
+            "marks": list(seccomp.FLOOR_MARKS),
+            **_server_fields(env),
+        }
         answer = await _call(env, request, timeout + EXEC_MARGIN)
         if "refused" in answer:
             _refused[env] = str(answer["refused"])[:MAX_REASON]
@@ -172,10 +192,34 @@ async def run_file(
         _warm[env] = _warm_server(answer.get("warm"))
         outcome = _outcome(answer, tail_bytes)
         kept, error = await _kept(env, answer.get("kept"), keep, max_keep)
-    return FileRun(outcome, kept, error)
+        return FileRun(outcome, kept, error)
+
+
+async def clear(env: SandboxEnvironment) -> bool:
+    """Empty the container as a program finds it, its warm server running (started now if
+    need be), before it serves another sample or its first; False when it cannot be trusted
+    to: not ours, or its runner failed."""
+    if env in _refused or env in _failed:
+        return False
+    request = {"op": "clear", **_server_fields(env)}
+    async with turn(env):
+        try:
+            answer = await _call(env, request, EXEC_MARGIN)
+        except Exception:  # noqa: BLE001 - any failure: the container is not handed on
+            return False
+        _warm[env] = _warm_server(answer.get("warm"))
+    return answer.get("cleared") is True
 
 
 async def _call(env: SandboxEnvironment, request: dict[str, Any], timeout: int) -> dict[str, Any]:
+    try:
+        return await _answer(env, request, timeout)
+    except BaseException:
+        _failed.add(env)
+        raise
+
+
+async def _answer(env: SandboxEnvironment, request: dict[str, Any], timeout: int) -> dict[str, Any]:
     cmd = ["python3", "-I", "-S", "-c", _source()]
     stdin = json.dumps(request).encode()
     container = await _container(env)

@@ -26,7 +26,6 @@ import contextlib
 import ctypes
 import json
 import os
-import re
 import resource
 import select
 import signal
@@ -44,6 +43,7 @@ PR_SET_CHILD_SUBREAPER = 36
 IPC_RMID = 0
 POLL_SECONDS = 0.05
 CGROUP_V2 = "/sys/fs/cgroup"
+MQUEUE = "/dev/mqueue"
 V1_OOM, V1_PIDS = "/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/pids/pids.events"
 BOOT_TICKS = os.sysconf("SC_CLK_TCK")  # one second
 libc = ctypes.CDLL(None, use_errno=True)
@@ -184,7 +184,9 @@ def clear(top, keep_name=None):
 
 
 def clear_ipc():
-    """Remove System V shared memory, queues and semaphores (they outlive their creator)."""
+    """Remove System V shared memory, queues and semaphores, and POSIX message queues (all
+    outlive their creator)."""
+    clear(MQUEUE)
     for kind, call in (("shm", "shmctl"), ("msg", "msgctl"), ("sem", "semctl")):
         try:
             with open(f"/proc/sysvipc/{kind}") as fh:
@@ -327,7 +329,6 @@ def handle(conn, token, zygote):
         for fd in fds:
             os.close(fd)
         return
-    zygote.warm([m for m in req["modules"] if m not in sys.modules])  # once per container
     pid = os.fork()
     if pid == 0:
         conn.close()
@@ -379,7 +380,7 @@ def warm_server(req, keep, known):
     name = f"scievals-warm-{os.urandom(8).hex()}"
     config = {
         "zygote": req["zygote"],
-        "modules": [],
+        "modules": req["modules"],
         "token": req["token"],
         "name": name,
     }
@@ -417,8 +418,7 @@ def start_warm(req, home, warm, out_w, err_w):
         conn.connect("\0" + warm["name"])
         socket.send_fds(conn, [b"x"], [out_w, err_w])
         program = {k: req[k] for k in ("token", "argv", "limits", "filters", "marks")}
-        modules = imported(req["source"], req["modules"])
-        conn.sendall(json.dumps({**program, "home": home, "modules": modules}).encode() + b"\n")
+        conn.sendall(json.dumps({**program, "home": home}).encode() + b"\n")
         reply = b""
         while not reply.endswith(b"\n"):
             chunk = conn.recv(4096)
@@ -431,29 +431,6 @@ def start_warm(req, home, warm, out_w, err_w):
         return None
     conn.setblocking(False)
     return conn
-
-
-IMPORT = re.compile(
-    r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+([\w., \t]+)|import[ \t]+([\w., \t]+))", re.M
-)
-
-
-def imported(source, allowed):
-    """The modules of ``allowed`` (the runtime's warm list) that the program imports: the warm
-    server imports them before it forks, once per container (the rest the program imports
-    itself, as a fresh interpreter would)."""
-    named = set()
-    for base, names, plain in IMPORT.findall(source[: 1 << 20]):
-        if base:
-            named.add(base)
-            named.update(f"{base}.{n.split()[0]}" for n in names.split(",") if n.split())
-        else:
-            named.update(n.split()[0] for n in plain.split(",") if n.split())
-    wanted = set()
-    for name in named:
-        parts = name.split(".")
-        wanted.update(".".join(parts[: i + 1]) for i in range(len(parts)))
-    return [m for m in allowed if m in wanted]
 
 
 def warm_status(conn, buffer):
@@ -472,14 +449,29 @@ def warm_status(conn, buffer):
     return message["status"], message["cpu"]
 
 
-def run(req, home):
-    keep = ancestors()
-    known = known_warm(req, keep)
+def reset(home, keep, keep_name=None):
+    """Nothing of an earlier program left: its processes killed, its files and IPC gone."""
     sweep(keep)
     clear_ipc()
     os.chmod(home, 0o755)  # a program may have taken its own rights away
     for top in (home, "/tmp", "/dev/shm"):
-        clear(top)
+        clear(top, keep_name=keep_name if top == home else None)
+
+
+def cleared(req, home):
+    """The ``clear`` request: the container as a program finds it, with its warm server
+    running (kept, or started now), so that the next program forks at once. The harness
+    sends it before a container serves its first sample and before it is handed on."""
+    keep = ancestors()
+    known = known_warm(req, keep)
+    reset(home, keep)
+    return {"cleared": True, "warm": warm_server(req, keep, known)}
+
+
+def run(req, home):
+    keep = ancestors()
+    known = known_warm(req, keep)
+    reset(home, keep)
     fd = os.open(
         os.path.join(home, req["file"]), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o444
     )  # read-only to the program, as the harness's file is in our sandbox
@@ -505,6 +497,8 @@ def run(req, home):
     for f in tails:
         poller.register(f, select.POLLIN)
     live = set(tails)
+    if conn is not None:
+        poller.register(conn, select.POLLIN)  # its answer ends the wait at once
     stop, status, disk = None, None, None
     while status is None:
         if stop is None:
@@ -517,8 +511,7 @@ def run(req, home):
                 stop = ("processes", process_reason(lim))
             if stop is not None:
                 sweep(keep)
-        if not drain(poller, tails, live, cap, int(POLL_SECONDS * 1000)):
-            time.sleep(POLL_SECONDS)
+        drain(poller, tails, live, cap, int(POLL_SECONDS * 1000))
         reap()
         if pid in REAPED:
             wait_status, usage = REAPED.pop(pid)
@@ -530,9 +523,11 @@ def run(req, home):
                 sweep(keep)
                 return {"error": "the warm server went away during the program", "warm": None}
     seconds = time.monotonic() - start
-    # What the program wrote before it ended, not what its leftovers may still be writing.
-    while drain(poller, tails, live, cap, 0):
-        pass
+    # What the program wrote before it ended, not what its leftovers may still be writing
+    # (bounded: a leftover that never stops writing must not hold the runner).
+    for _ in range(2 * (cap >> 16) + 2):
+        if not drain(poller, tails, live, cap, 0):
+            break
     sweep(keep)
     disk = disk or full((home, "/tmp"))
     answer = {
@@ -545,18 +540,19 @@ def run(req, home):
     answer.update(verdict(*status, stop, disk, lim, oom0, refused0))
     answer["warm"] = warm
     answer.update(collect(req, home))
-    os.chmod(home, 0o755)
-    for top in (home, "/tmp", "/dev/shm"):
-        clear(top, keep_name=HELD if top == home else None)
-    clear_ipc()
+    reset(home, keep, keep_name=HELD)
     return answer
 
 
 def drain(poller, tails, live, cap, wait_ms):
-    """Read what is ready into the tails (each keeps its last ``cap`` bytes); False when
-    nothing was (or no stream is open)."""
-    ready = poller.poll(wait_ms) if live else []
-    for f, _ in ready:
+    """Wait up to ``wait_ms`` for output or another registered file (the warm server's
+    answer), reading what is ready into the tails (each keeps its last ``cap`` bytes); False
+    when no stream had anything."""
+    read = False
+    for f, _ in poller.poll(wait_ms):
+        if f not in live:
+            continue
+        read = True
         chunk = os.read(f, 1 << 16)
         if not chunk:
             poller.unregister(f)
@@ -564,7 +560,7 @@ def drain(poller, tails, live, cap, wait_ms):
             continue
         tails[f] += chunk
         del tails[f][: max(0, len(tails[f]) - cap)]
-    return bool(ready)
+    return read
 
 
 def memory_reason(lim):
@@ -658,7 +654,7 @@ def main():
         Z.prctl(Z.PR_SET_DUMPABLE, 0)  # same uid as the program: keep it out of our /proc files
         subreaper()
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-        answer = run(req, os.getcwd())
+        answer = (cleared if req["op"] == "clear" else run)(req, os.getcwd())
     sys.stdout.write(PREFIX + json.dumps(answer) + "\n")
     sys.stdout.flush()
 

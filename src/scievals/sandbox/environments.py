@@ -30,18 +30,20 @@ def sandbox_spec(
     sandbox: str, runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)
 ) -> str | tuple[str, str]:
     """What a task passes to Inspect for a provider other than ours: ``docker`` alone becomes
-    the compose file of ``runtimes`` (with a warning now, not a failure at the first sample,
-    when Docker answers and an image is missing or has other pins); ``TYPE:CONFIG`` and other
-    providers pass as they are."""
+    the compose file of ``runtimes`` served by ``scievals-docker`` (Inspect's docker, each
+    sample's containers handed on to the next: ``docker_pool.py``), with a warning now, not a
+    failure at the first sample, when Docker answers and an image is missing or has other
+    pins; ``TYPE:CONFIG`` and other providers pass as they are."""
     kind, _, config = sandbox.partition(":")
     if kind == "docker" and not config:
+        from scievals.sandbox.docker_pool import NAME
         from scievals.sandbox.image import compose_file, image_problem
 
         for name in check_runtimes(runtimes):
             problem = image_problem(name)
             if problem:
                 logger.warning("sandbox docker: %s", problem)
-        return kind, str(compose_file(runtimes))
+        return NAME, str(compose_file(runtimes))
     return (kind, config) if config else kind
 
 
@@ -61,12 +63,12 @@ async def sandbox_task(
     if sandbox == "scievals":
         from scievals.sandbox.provider import ScievalsSandboxConfig
 
-        provider: Any = _provider("scievals")
+        provider: Any = provider_class("scievals")
         chosen: Any = ScievalsSandboxConfig(**config, runtimes=runtimes)
     else:
         spec = sandbox_spec(sandbox, runtimes)
         kind, chosen = spec if isinstance(spec, tuple) else (spec, None)
-        provider = _provider(kind)
+        provider = provider_class(kind)
 
     @asynccontextmanager
     async def sample() -> AsyncIterator[dict[str, SandboxEnvironment]]:
@@ -103,13 +105,14 @@ async def environments(
         yield envs
 
 
-def _provider(kind: str) -> type[SandboxEnvironment]:
+def provider_class(kind: str) -> type[SandboxEnvironment]:
     """The provider class Inspect registered under ``kind`` (entry points loaded)."""
     # Inspect has no public lookup of a provider class by name; this is the one its eval uses.
     from inspect_ai.util._sandbox.registry import (  # inspect-evals-lint: ignore[private_api_imports] -- no public lookup of a provider by name exists
         registry_find_sandboxenv,
     )
 
+    import scievals.sandbox.docker_pool  # noqa: F401 - registers "scievals-docker"
     import scievals.sandbox.provider  # noqa: F401 - registers "scievals"
 
     try:

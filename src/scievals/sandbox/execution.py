@@ -180,12 +180,15 @@ async def run_file(
 @asynccontextmanager
 async def exclusive(env: SandboxEnvironment) -> AsyncIterator[None]:
     """Wait for a turn of the sandbox's container, where programs run one at a time (in ours
-    every program has a directory and limits of its own: no wait). Taken before a CPU slot, so
-    that a program waiting for its container holds no slot."""
-    if scievals_sandbox(env) is not None:
+    every program has a directory and limits of its own: no wait; in a fleet of containers,
+    ``docker_pool.py``, the program takes the next free one, and there are more containers
+    than CPU slots). Taken before a CPU slot, so that a program waiting for its container
+    holds no slot."""
+    inner = _inner(env)
+    if scievals_sandbox(env) is not None or hasattr(inner, "lease"):
         yield
         return
-    async with container.turn(_inner(env)):
+    async with container.turn(inner):
         yield
 
 
@@ -200,7 +203,7 @@ async def own_directory(env: SandboxEnvironment) -> AsyncIterator[SandboxEnviron
     """A sandbox for one program with a directory (and disk quota) of its own, so that what one
     program writes can neither reach nor crowd out another of the same sample. In ours that is
     a new sample directory with the same limits, removed afterwards; another provider's sandbox
-    (a container per sample) is used as it is."""
+    (a container) is used as it is."""
     ours = scievals_sandbox(env)
     if ours is None:
         yield env

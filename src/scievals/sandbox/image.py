@@ -394,7 +394,7 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
             "x-local": True,  # never pulled: built here by `scievals sandbox image`
         }
     header = (
-        "# Scoring runtimes for Inspect's docker sandbox, one container per sample\n"
+        "# Scoring runtimes for scievals' docker fleet (sandbox/docker_pool.py) or Inspect's docker\n"
         f"# (written by scievals.sandbox.image.compose_text for runtimes {','.join(runtimes)}).\n"
     )
     body = yaml.safe_dump({"services": services}, sort_keys=False)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
@@ -140,9 +138,10 @@ async def grade(
     async def run_all() -> list[dict[str, Any]]:
         limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
         async with sandbox_task(sandbox, config.runtime_names, **limits) as sample:
-            if sandbox == "scievals":
-                # One sample: every program gets a directory and quota of its own there anyway,
-                # and all steps are queued at once, the longest first.
+            if sandbox in ("scievals", "docker"):
+                # One sample: in ours every program gets a directory and quota of its own, under
+                # a bare docker a container of the fleet (sandbox/docker_pool.py) cleared before
+                # and after it; all steps are queued at once, the longest first.
                 flat = sorted(
                     ((p, s, c) for p, steps, c in jobs for s in steps),
                     key=lambda job: -expected_cost(job[1].step_id),
@@ -150,43 +149,14 @@ async def grade(
                 async with sample() as envs:
                     return await asyncio.gather(*[graded(envs, *job) for job in flat])
 
-            if sandbox != "docker":
-                # A sample (containers) per problem, as in an eval: what one problem's programs
-                # do to their container cannot reach another problem's.
-                async def one(problem: Problem, steps: list[Step], codes: dict[str, str]) -> Any:
-                    async with sample() as envs:
-                        return await asyncio.gather(
-                            *[graded(envs, problem, s, codes) for s in steps]
-                        )
+            # A sample (containers) per problem, as in an eval: what one problem's programs do
+            # to their container cannot reach another problem's.
+            async def one(problem: Problem, steps: list[Step], codes: dict[str, str]) -> Any:
+                async with sample() as envs:
+                    return await asyncio.gather(*[graded(envs, problem, s, codes) for s in steps])
 
-                per_problem = await asyncio.gather(*[one(*job) for job in jobs])
-                return [verdict for verdicts in per_problem for verdict in verdicts]
-
-            # Our compose file's containers (our runtime image) run one program at a time and are
-            # cleared between programs (sandbox/container.py), so a few serve every problem: two
-            # per CPU (one runs a program while the other's step is judged on the trusted side),
-            # each started once. Steps go longest first to the next free one.
-            flat = sorted(
-                ((p, s, c) for p, steps, c in jobs for s in steps),
-                key=lambda job: -expected_cost(job[1].step_id),
-            )
-            async with contextlib.AsyncExitStack() as stack:
-                count = min(len(flat), 2 * (os.cpu_count() or 1))
-                made = await asyncio.gather(
-                    *[stack.enter_async_context(sample()) for _ in range(count)]
-                )
-                free: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-                for envs in made:
-                    free.put_nowait(envs)
-
-                async def on_free(problem: Problem, step: Step, codes: dict[str, str]) -> Any:
-                    envs = await free.get()
-                    try:
-                        return await graded(envs, problem, step, codes)
-                    finally:
-                        free.put_nowait(envs)
-
-                return await asyncio.gather(*[on_free(*job) for job in flat])
+            per_problem = await asyncio.gather(*[one(*job) for job in jobs])
+            return [verdict for verdicts in per_problem for verdict in verdicts]
 
     results = await run_all() if jobs else []  # nothing to run when all was decided before
     verdicts = {**decided, **{v["step"]: v for v in results}}
