@@ -286,3 +286,26 @@ def test_concurrent_lifecycles_outside_an_eval_keep_their_own_fleets(fleet):
     down = {env["default"].project for env in FakeDocker.down}
     assert later <= down and sooner <= down  # each brought down once its own call ended
     assert len(FakeDocker.started) == len(FakeDocker.down) == 4
+
+
+@pytest.mark.parametrize(
+    "recorded, ran, overridden",
+    [
+        ("docker (scievals-runtime:2024 pins 1a2b)", docker_pool.NAME, False),  # the fleet
+        ("docker (scievals-runtime:2024 pins 1a2b)", "docker", False),  # an agent's run
+        ("docker:mine.yaml", "docker", False),
+        ("docker:mine.yaml", docker_pool.NAME, True),
+        ("scievals (unshare)", docker_pool.NAME, True),
+        ("scievals (unshare)", "local", True),
+    ],
+)
+def test_the_report_knows_the_fleet_is_what_docker_asked_for(recorded, ran, overridden):
+    from types import SimpleNamespace
+
+    from scievals.report.load import _ran_in
+
+    log = SimpleNamespace(eval=SimpleNamespace(sandbox=SimpleNamespace(type=ran, config="c")))
+    said = _ran_in(log, {"sandbox": recorded})
+    assert bool(said) is overridden
+    if overridden:
+        assert said["sandbox"].startswith(f"{ran}:c (eval-level --sandbox")

@@ -1982,6 +1982,52 @@ def test_kernel_key_not_visible_to_later_step(grader):
     assert later.verdicts["49.1"]["passed"] is True, later.verdicts["49.1"]
 
 
+IPC_WRITER = code(
+    """
+    import ctypes, os
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _made = {{
+        "shm": _libc.shmget({key}, 4096, 0o1666),
+        "msg": _libc.msgget({key}, 0o1666),
+        "sem": _libc.semget({key}, 1, 0o1666),
+        "mq": _libc.mq_open(b"/{name}", os.O_CREAT | os.O_RDWR, 0o666, None),
+    }}
+    def f_ij(sigma, epsilon, r):
+        raise RuntimeError(f"IPC objects made: {{_made}}")
+    """
+)
+
+IPC_READER = code(
+    """
+    import ctypes, os
+    _libc = ctypes.CDLL(None, use_errno=True)
+    _found = {{
+        "shm": _libc.shmget({key}, 0, 0),
+        "msg": _libc.msgget({key}, 0),
+        "sem": _libc.semget({key}, 0, 0),
+        "mq": _libc.mq_open(b"/{name}", os.O_RDWR),
+    }}
+    if any(_v >= 0 for _v in _found.values()):
+        raise SystemExit(f"an IPC object of an earlier step is visible: {{_found}}")
+    """
+)
+
+
+def test_ipc_objects_of_a_step_do_not_reach_later_steps(grader):
+    """Class 5: a step makes System V shared memory, a message queue, a semaphore set and a
+    POSIX message queue (they all outlive their maker), open to everyone; a later step (another
+    run, gold code) that finds any of them fails on purpose, so it must find none."""
+    key, name = 0x5C000000 + uuid.uuid4().int % 0xFFFFFF, f"scievals-{uuid.uuid4().hex[:12]}"
+    first = grader.grade(with_gold_context({"51.1": IPC_WRITER.format(key=key, name=name)}))
+    assert_clean(first)
+    assert_fails_clearly(first.verdicts["51.1"])
+    assert "IPC objects made" in first.verdicts["51.1"]["reason"]  # the writer ran
+    reader = IPC_READER.format(key=key, name=name) + "\n" + gold_code("49.1")
+    later = grader.grade(replies({"49.1": reader, "38.1": gold_code("38.1")}))
+    assert_clean(later)
+    assert later.verdicts["49.1"]["passed"] is True, later.verdicts["49.1"]
+
+
 SHADOWS = (
     "numpy",
     "scipy",

@@ -165,9 +165,11 @@ def _setting(log: EvalLog, name: str) -> Any:
 def _ran_in(log: EvalLog, protocol: dict[str, Any]) -> dict[str, Any]:
     """The sandbox that really ran the samples, where an eval-level ``--sandbox`` replaced the
     one the task asked for (the task's protocol was written before Inspect applied it)."""
+    from scievals.sandbox.environments import providers_of
+
     spec = log.eval.sandbox
     recorded = str(protocol.get("sandbox") or "")
-    if spec is None or not recorded or recorded.split(" ")[0].split(":")[0] == spec.type:
+    if spec is None or not recorded or spec.type in providers_of(recorded.split(" ")[0]):
         return {}
     config = spec.config if isinstance(spec.config, str) else None
     actual = f"{spec.type}:{config}" if config else spec.type

@@ -47,6 +47,15 @@ def sandbox_spec(
     return (kind, config) if config else kind
 
 
+def providers_of(sandbox: str) -> set[str]:
+    """The Inspect provider types a task's ``sandbox`` parameter runs under: a bare ``docker``
+    is the fleet (``scievals-docker``), or plain ``docker`` for an agent's run."""
+    from scievals.sandbox.docker_pool import NAME
+
+    kind = sandbox.partition(":")[0]
+    return {kind, NAME} if sandbox == "docker" else {kind}
+
+
 @asynccontextmanager
 async def sandbox_task(
     sandbox: str = "scievals", runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,), **config: Any
