@@ -9,10 +9,12 @@ import asyncio
 import base64
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
 import textwrap
+import zlib
 
 import pytest
 from hypothesis import given, settings
@@ -156,6 +158,9 @@ def test_clear_removes_everything_but_the_kept_name(tmp_path):
     assert os.listdir(top) == []
 
 
+RANDOM = random.Random(7).randbytes(60)  # does not compress
+
+
 @pytest.mark.parametrize(
     ("make", "expected"),
     [
@@ -164,24 +169,29 @@ def test_clear_removes_everything_but_the_kept_name(tmp_path):
         (lambda p: os.mkdir(p), {"not_regular": "not a regular file"}),
         (lambda p: os.symlink("/etc/hostname", p), "not_regular"),
         (lambda p: p.write_bytes(b"x" * 101), {"too_large": 101}),
-        (lambda p: p.write_bytes(b"abc"), {"data": base64.b64encode(b"abc").decode()}),
-        (lambda p: p.write_bytes(b"y" * 60), {"held": 60}),
+        (lambda p: p.write_bytes(b"abc" * 30), "zlib"),
+        (lambda p: p.write_bytes(RANDOM), "held"),
     ],
 )
 def test_the_kept_file_is_read_without_following_or_blocking(tmp_path, make, expected):
     if make is not None:
         make(tmp_path / "rec")
+    (tmp_path / runner.HELD).mkdir()  # what a program may leave under the held file's name
     got = runner.collect({"keep": "rec", "max_keep": 100, "inline": 50}, str(tmp_path))["kept"]
-    if isinstance(expected, str):
-        assert set(got) == {expected}
-    else:
+    if isinstance(expected, dict):
         assert got == expected
-    if "held" in got:
-        assert (tmp_path / runner.HELD).read_bytes() == b"y" * 60
+    elif expected == "zlib":  # compressed, inline
+        assert zlib.decompress(base64.b64decode(got["zlib"])) == b"abc" * 30
+        assert got["size"] == 90 and not (tmp_path / runner.HELD).exists()
+    elif expected == "held":  # compressed, held for chunks
+        assert got["size"] == 60 and got["held"] > 50
         first = runner.fetch({"offset": 0, "length": 40}, str(tmp_path))
         last = runner.fetch({"offset": 40, "length": 40, "last": True}, str(tmp_path))
-        assert base64.b64decode(first["data"]) + base64.b64decode(last["data"]) == b"y" * 60
+        packed = base64.b64decode(first["data"]) + base64.b64decode(last["data"])
+        assert len(packed) == got["held"] and zlib.decompress(packed) == RANDOM
         assert not (tmp_path / runner.HELD).exists()
+    else:
+        assert set(got) == {expected}
 
 
 # ---- the harness side: answers are untrusted ----------------------------------------------------
@@ -200,6 +210,12 @@ class Scripted:
         return ExecResult(self.returncode == 0, self.returncode, self.stdouts.pop(0), "")
 
 
+def packed(data: bytes, size: int | None = None) -> dict:
+    """The kept file as the runner sends it inline."""
+    text = base64.b64encode(zlib.compress(data)).decode()
+    return {"zlib": text, "size": len(data) if size is None else size}
+
+
 def answer(**fields) -> str:
     base = {
         "seconds": 0.5,
@@ -208,7 +224,7 @@ def answer(**fields) -> str:
         "returncode": 0,
         "limit": None,
         "reason": None,
-        "kept": {"data": base64.b64encode(b"records").decode()},
+        "kept": packed(b"records"),
     }
     base.update(fields)
     return "noise\n" + container.PREFIX + json.dumps(base) + "\n"
@@ -246,16 +262,17 @@ def test_kept_file_errors_are_those_of_our_sandbox(kept, error):
 def test_a_held_file_comes_in_chunks(monkeypatch):
     monkeypatch.setattr(container, "INLINE_BYTES", 10)
     monkeypatch.setattr(container, "CHUNK_BYTES", 16)
-    data = bytes(range(40))
-    chunks = [data[at : at + 16] for at in range(0, 40, 16)]
+    data = RANDOM[:40]
+    wire = zlib.compress(data)
+    chunks = [wire[at : at + 16] for at in range(0, len(wire), 16)]
     env = Scripted(
-        answer(kept={"held": 40}),
+        answer(kept={"held": len(wire), "size": 40}),
         *(container.PREFIX + json.dumps({"data": base64.b64encode(c).decode()}) for c in chunks),
     )
     ran = run(env)
     assert ran.kept == data
-    assert [r.get("offset") for r in env.requests[1:]] == [0, 16, 32]
-    assert [r.get("last") for r in env.requests[1:]] == [False, False, True]
+    assert [r.get("offset") for r in env.requests[1:]] == list(range(0, len(wire), 16))
+    assert [r.get("last") for r in env.requests[1:]][-1] is True
 
 
 MALFORMED = [
@@ -272,11 +289,19 @@ MALFORMED = [
     answer(seconds=-1),
     answer(stdout="!!!"),
     answer(stdout=7),
-    answer(kept={"data": "%%%"}),
-    answer(kept={"data": "QQ==", "missing": True}),
-    answer(kept={"held": 3}),  # held must be over the inline bound
-    answer(kept={"held": 1 << 40}),  # and within the caller's bound
+    answer(kept={"zlib": "%%%", "size": 3}),
+    answer(kept={**packed(b"abc"), "missing": True}),
+    answer(kept={"zlib": base64.b64encode(b"QQ==").decode()}),  # no size
+    answer(kept=packed(b"abc", size=2)),  # more than it said
+    answer(kept=packed(b"abc", size=4)),  # less than it said
+    answer(kept=packed(b"abc", size=1 << 40)),  # over the caller's bound
+    answer(kept=packed(b"\0" * (1 << 20), size=10)),  # a bomb stops at what it said
+    answer(kept={"zlib": base64.b64encode(b"abc").decode(), "size": 3}),  # not zlib
+    answer(kept={"data": base64.b64encode(b"abc").decode()}),  # the old uncompressed form
+    answer(kept={"held": 3, "size": 3}),  # held must be over the inline bound
+    answer(kept={"held": 1 << 40, "size": 5}),  # and within what the size can pack to
     answer(kept=[]),
+    answer(kept={}),
     answer(kept={"what": 1}),
 ]
 

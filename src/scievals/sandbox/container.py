@@ -17,6 +17,7 @@ import contextlib
 import json
 import secrets
 import weakref
+import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -353,33 +354,55 @@ def _outcome(answer: dict[str, Any], tail_bytes: int) -> Outcome:
 async def _kept(
     env: SandboxEnvironment, kept: Any, name: str | None, max_keep: int
 ) -> tuple[bytes | None, OSError | None]:
-    """The kept file's bytes, or the error a read in our own sandbox would raise."""
+    """The kept file's bytes (the runner sends them compressed), or the error a read in our
+    own sandbox would raise."""
     if name is None:
         return None, None
-    if not isinstance(kept, dict) or len(kept) != 1:
+    if not isinstance(kept, dict) or not kept:
         raise RunnerError("the runner's kept file is malformed")
-    ((what, value),) = kept.items()
-    if what == "missing":
+    what, value = next(iter(kept.items()))
+    if len(kept) == 1 and what == "missing":
         return None, FileNotFoundError(f"{name}: no such file")
-    if what == "not_regular":
+    if len(kept) == 1 and what == "not_regular":
         return None, NotRegularFileError(f"{name}: {str(value)[:MAX_REASON]}")
-    if what == "too_large" and type(value) is int:
+    if len(kept) == 1 and what == "too_large" and type(value) is int:
         return None, FileTooLargeError(name, value, max_keep)
-    if what == "data" and isinstance(value, str) and len(value) <= (INLINE_BYTES * 4) // 3 + 8:
-        return _decode(value), None
-    if what == "held" and type(value) is int and INLINE_BYTES < value <= max_keep:
-        data = bytearray()
-        while len(data) < value:
-            length = min(CHUNK_BYTES, value - len(data))
-            last = len(data) + length >= value
-            request = {"op": "fetch", "offset": len(data), "length": length, "last": last}
+    size = kept.get("size")
+    if set(kept) != {what, "size"} or type(size) is not int or not 0 <= size <= max_keep:
+        raise RunnerError("the runner's kept file is malformed")
+    if what == "zlib" and isinstance(value, str) and len(value) <= (INLINE_BYTES * 4) // 3 + 8:
+        packed = _decode(value)
+    elif what == "held" and type(value) is int and INLINE_BYTES < value <= _packed_bound(size):
+        packed = bytearray()
+        while len(packed) < value:
+            length = min(CHUNK_BYTES, value - len(packed))
+            last = len(packed) + length >= value
+            request = {"op": "fetch", "offset": len(packed), "length": length, "last": last}
             answer = await _call(env, request, 120)
             chunk = _decode(answer.get("data"))
             if not chunk or len(chunk) > length:
                 raise RunnerError("the runner's chunk of the kept file is malformed")
-            data += chunk
-        return bytes(data), None
-    raise RunnerError("the runner's kept file is malformed")
+            packed += chunk
+    else:
+        raise RunnerError("the runner's kept file is malformed")
+    return await anyio.to_thread.run_sync(_inflate, bytes(packed), size), None
+
+
+def _packed_bound(size: int) -> int:
+    """The most zlib can write for ``size`` bytes (stored blocks and the stream's frame)."""
+    return size + (size >> 10) + 64
+
+
+def _inflate(packed: bytes, size: int) -> bytes:
+    """Exactly ``size`` bytes out of ``packed``, never more (a bomb stops there)."""
+    inflater = zlib.decompressobj()
+    try:
+        data = inflater.decompress(packed, size + 1)
+    except zlib.error as exc:
+        raise RunnerError("the runner's kept file is not zlib") from exc
+    if len(data) != size or not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
+        raise RunnerError("the runner's kept file is not the size it said")
+    return data
 
 
 def _decode(value: Any) -> bytes:
