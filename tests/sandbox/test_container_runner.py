@@ -351,3 +351,22 @@ def test_outside_our_images_the_runner_touches_nothing(tmp_path):
         assert os.listdir(tmp_path) == ["keep.txt"]
     finally:
         bystander.kill()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=300),
+        st.binary(max_size=3000).map(zlib.compress),
+        st.binary(max_size=64).map(lambda b: zlib.compress(b * 500)),
+    ),
+    st.integers(min_value=0, max_value=1 << 16),
+)
+def test_inflating_a_kept_file_gives_exactly_its_size_or_a_machinery_error(wire, size):
+    """Whatever bytes come back as a compressed kept file: exactly ``size`` bytes or a
+    ``RunnerError``, never more than ``size`` (a bomb stops there), never another error."""
+    try:
+        data = container._inflate(wire, size)
+    except container.RunnerError:
+        return
+    assert len(data) == size
