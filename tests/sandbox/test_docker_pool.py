@@ -309,3 +309,21 @@ def test_the_report_knows_the_fleet_is_what_docker_asked_for(recorded, ran, over
     assert bool(said) is overridden
     if overridden:
         assert said["sandbox"].startswith(f"{ran}:c (eval-level --sandbox")
+
+
+def test_containers_that_fail_are_replaced_so_no_program_waits_forever(fleet, monkeypatch):
+    """Every container's runner fails (a program that breaks it, a container that died): each
+    leaves the rotation and a new project takes its place, so twelve programs in turn all get
+    one, where a fleet that only counted its starts would wait forever after four."""
+    config, _ = fleet
+    monkeypatch.setattr(container, "failed", lambda env: True)
+
+    async def body(cls):
+        sample = await cls.sample_init("t", config, {})
+        with anyio.fail_after(10):
+            for _ in range(12):
+                async with container.turn(sample["default"]):
+                    pass
+
+    asyncio.run(_lifecycle(config, body))
+    assert len(FakeDocker.started) == 10  # the two of task_init served the first two

@@ -615,41 +615,27 @@ def collect(req, home):
             return {"kept": {"not_regular": "not a regular file"}}
         if info.st_size > req["max_keep"]:
             return {"kept": {"too_large": info.st_size}}
-        size, packed = pack(fd, home, req["max_keep"])
-    finally:
-        os.close(fd)
-    if size > req["max_keep"]:
-        os.unlink(os.path.join(home, HELD))
-        return {"kept": {"too_large": size}}
-    if packed <= req["inline"]:
-        with open(os.path.join(home, HELD), "rb") as fh:
-            data = fh.read()
-        os.unlink(os.path.join(home, HELD))
-        return {"kept": {"zlib": base64.b64encode(data).decode(), "size": size}}
-    return {"kept": {"held": packed, "size": size}}
-
-
-def pack(fd, home, max_keep):
-    """Compress what ``fd`` holds (at most a chunk past ``max_keep``) into the held file, in
-    place of anything of that name the program left (nothing of it runs now): (bytes read,
-    bytes written)."""
-    path = os.path.join(home, HELD)
-    with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISDIR(os.lstat(path).st_mode):
-            os.rename(path, os.path.join(home, f".scievals-gone-{os.urandom(6).hex()}"))
-        else:
-            os.unlink(path)
-    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    packer, size = zlib.compressobj(1), 0
-    with os.fdopen(out, "wb") as fh:
-        while size <= max_keep:
+        packer, size, packed = zlib.compressobj(1), 0, bytearray()
+        while size <= req["max_keep"]:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
             size += len(chunk)
-            fh.write(packer.compress(chunk))
-        fh.write(packer.flush())
-        return size, fh.tell()
+            packed += packer.compress(chunk)
+        packed += packer.flush()
+    finally:
+        os.close(fd)
+    if size > req["max_keep"]:
+        return {"kept": {"too_large": size}}
+    if len(packed) <= req["inline"]:
+        return {"kept": {"zlib": base64.b64encode(bytes(packed)).decode(), "size": size}}
+    # Nothing of the program runs now, and only the held file is wanted from here on: the
+    # directory is emptied first, so that a program that filled it cannot leave no room.
+    clear(home)
+    held = os.open(os.path.join(home, HELD), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(held, "wb") as fh:
+        fh.write(packed)
+    return {"kept": {"held": len(packed), "size": size}}
 
 
 def fetch(req, home):

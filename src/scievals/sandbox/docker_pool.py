@@ -91,12 +91,13 @@ def _cpus() -> int:
 
 
 class Pool:
-    """Containers of one kind of use (leases or pins): at most ``size`` projects started on
-    demand, each service's free containers."""
+    """Containers of one kind of use (leases or pins): at most ``size`` of each service in the
+    rotation, projects started on demand (one for each that left it), the free ones."""
 
     def __init__(self, fleet: Fleet, size: int) -> None:
         self.fleet, self.size = fleet, size
-        self.started = 0
+        self.count = {name: 0 for name in fleet.services}
+        """Each service's containers in the rotation (free or in use) or starting."""
         self.free: dict[str, list[SandboxEnvironment]] = {name: [] for name in fleet.services}
         self.changed = anyio.Condition()
 
@@ -104,8 +105,8 @@ class Pool:
         """A free container of ``service``, else a new project's, else the next one freed."""
         async with self.changed:
             while not self.free[service]:
-                if self.started < self.size:
-                    self.started += 1
+                if self.count[service] < self.size:
+                    self._count(+1)
                     break
                 await self.changed.wait()
             else:
@@ -114,7 +115,7 @@ class Pool:
             project = await self.fleet.start()
         except BaseException:
             async with self.changed:
-                self.started -= 1
+                self._count(-1)
                 self.changed.notify_all()
             raise
         async with self.changed:
@@ -124,28 +125,36 @@ class Pool:
             self.changed.notify_all()
         return project[service]
 
+    def _count(self, projects: int) -> None:
+        """A project brings (or a failed start takes back) one container of each service."""
+        for name in self.count:
+            self.count[name] += projects
+
     async def prestart(self, count: int) -> None:
         """Start ``count`` projects at once, their first service's containers warm, before any
         program needs them (our own sandbox warms its zygote at the task's start too)."""
-        async with self.changed:
-            count = min(count, self.size - self.started)
-            self.started += count
-        projects = await asyncio.gather(*(self.fleet.start() for _ in range(count)))
         first = self.fleet.services[0]
+        async with self.changed:
+            count = max(0, min(count, self.size - self.count[first]))
+            self._count(count)
+        projects = await asyncio.gather(*(self.fleet.start() for _ in range(count)))
         ready = await asyncio.gather(*(container.clear(p[first]) for p in projects))
         async with self.changed:
             for project, usable in zip(projects, ready, strict=True):
                 for name, env in project.items():
                     if name in self.free and (usable or name != first):
                         self.free[name].append(env)
+                self.count[first] -= not usable
             self.changed.notify_all()
 
     async def give_back(self, service: str, env: SandboxEnvironment, usable: bool) -> None:
         """Return a container to the rotation, or keep it out for good (its project still
-        comes down at the task's end)."""
+        comes down at the task's end) and make room for a new one."""
         async with self.changed:
             if usable:
                 self.free[service].append(env)
+            else:
+                self.count[service] -= 1
             self.changed.notify_all()
 
 
