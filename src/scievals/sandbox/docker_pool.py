@@ -237,20 +237,14 @@ class SharedContainer(SandboxEnvironment):
         if task in self._held:
             yield self._held[task]
             return
-        if self._pin is not None:
-            self._held[task] = self._pin
-            try:
-                yield self._pin
-            finally:
-                del self._held[task]
-            return
-        env = await self.fleet.leases.take(self.service)
+        env = self._pin or await self.fleet.leases.take(self.service)
         self._held[task] = env
         try:
             yield env
         finally:
             del self._held[task]
-            await self.fleet.leases.give_back(self.service, env, not container.failed(env))
+            if env is not self._pin:
+                await self.fleet.leases.give_back(self.service, env, not container.failed(env))
 
     async def pinned(self) -> SandboxEnvironment:
         async with self._pinning:
@@ -343,10 +337,10 @@ class SharedContainer(SandboxEnvironment):
     @classmethod
     async def task_init(cls, task_name: str, config: SandboxEnvironmentConfigType | None) -> None:
         """Inspect's docker checks, then a project per CPU (the step queue's slots) started."""
-        services(config)
-        await _docker().task_init(task_name, config)
         _fleets(new=True)  # outside an eval, this caller's lifecycle gets fleets of its own
-        await _fleet(task_name, config).leases.prestart(_cpus())
+        fleet = _fleet(task_name, config)  # refuses a compose file not ours, before Docker's checks
+        await _docker().task_init(task_name, config)
+        await fleet.leases.prestart(_cpus())
 
     @classmethod
     async def sample_init(
