@@ -176,49 +176,88 @@ def request(box) -> Request:
 
 
 def fake_channel(behaviour) -> Channel:
-    """A channel whose far end is ``behaviour(sock, pid)`` in a thread instead of a supervisor;
-    ``pid`` is a child of ours standing in for the supervisor process."""
+    """A channel whose far end is ``behaviour(sock, stand_in)`` in a thread instead of a
+    supervisor; ``stand_in`` is a child of ours standing in for the supervisor process."""
     ours, theirs = socket.socketpair()
     stand_in = subprocess.Popen(["sleep", "30"])
 
     def far_end() -> None:
         try:
-            behaviour(theirs, stand_in.pid)
+            behaviour(theirs, stand_in)
         finally:
             theirs.close()
             stand_in.kill()
             stand_in.wait()
 
     threading.Thread(target=far_end, daemon=True).start()
-    return Channel(ours, engine()._generation, os.getpid())
+    return Channel(ours, engine()._generation)
 
 
-def eof_mid_message(sock: socket.socket, pid: int) -> None:
+def acknowledge(sock: socket.socket, stand_in: subprocess.Popen) -> None:
+    """What a supervisor sends first: its pid and groups, and a pidfd of itself."""
     recv_msg(sock)
-    send_msg(sock, {"started": pid, "cgroups": []})
+    me = os.pidfd_open(stand_in.pid)
+    send_msg(sock, {"started": stand_in.pid, "cgroups": []}, me)
+    os.close(me)
+
+
+def eof_mid_message(sock: socket.socket, stand_in: subprocess.Popen) -> None:
+    acknowledge(sock, stand_in)
     sock.sendall((1000).to_bytes(8, "big") + b'{"returncode": 0, "std')
 
 
-def silent(sock: socket.socket, pid: int) -> None:
-    recv_msg(sock)
-    send_msg(sock, {"started": pid, "cgroups": []})
+def silent(sock: socket.socket, stand_in: subprocess.Popen) -> None:
+    acknowledge(sock, stand_in)
     time.sleep(5)
 
 
-def never_acknowledges(sock: socket.socket, pid: int) -> None:
+def never_acknowledges(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     recv_msg(sock)
     time.sleep(5)
 
 
-def acknowledges_a_stranger(sock: socket.socket, pid: int) -> None:
+def acknowledges_without_a_pidfd(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     recv_msg(sock)
-    send_msg(
-        sock, {"started": 1, "cgroups": []}
-    )  # not a child of the zygote: must never be signalled
+    send_msg(sock, {"started": stand_in.pid, "cgroups": []})
+
+
+def acknowledges_with_a_pipe(sock: socket.socket, stand_in: subprocess.Popen) -> None:
+    recv_msg(sock)
+    r, w = os.pipe()
+    send_msg(sock, {"started": 1, "cgroups": []}, r)  # no pidfd: nothing may be signalled
+    os.close(r), os.close(w)
+
+
+ANSWER = {"returncode": 0, "stdout": "MQo=", "stderr": "", "limit": None, "reason": None}
+
+
+def answers_after_it_ended(sock: socket.socket, stand_in: subprocess.Popen) -> None:
+    """A fast program: the supervisor has answered and exited (its pid free) before the
+    harness reads its acknowledgment."""
+    recv_msg(sock)
+    me = os.pidfd_open(stand_in.pid)
+    stand_in.kill()
+    stand_in.wait()
+    send_msg(sock, {"started": stand_in.pid, "cgroups": []}, me)
+    os.close(me)
+    send_msg(sock, {**ANSWER, "seconds": 0.01})
+
+
+def test_a_supervisor_that_ended_before_its_acknowledgment_was_read_is_no_failure(box):
+    res = engine().run(request(box), fake_channel(answers_after_it_ended))
+    assert (res.returncode, res.stdout) == (0, "1\n")
+    assert not engine()._broken
 
 
 @pytest.mark.parametrize(
-    "behaviour", [eof_mid_message, silent, never_acknowledges, acknowledges_a_stranger]
+    "behaviour",
+    [
+        eof_mid_message,
+        silent,
+        never_acknowledges,
+        acknowledges_without_a_pidfd,
+        acknowledges_with_a_pipe,
+    ],
 )
 def test_broken_channels_raise_quickly(box, behaviour, monkeypatch):
     monkeypatch.setattr(engine_module, "CONTROL_SECONDS", 1)

@@ -132,9 +132,12 @@ def with_floor(program: bytes, marks: list[int], floor: int) -> bytes:
     return bytes(out)
 
 
-def send_msg(sock: socket.socket, obj: dict) -> None:
+def send_msg(sock: socket.socket, obj: dict, fd: int | None = None) -> None:
+    """One length-prefixed JSON message; ``fd``, if given, rides on its first byte."""
     data = json.dumps(obj).encode()
-    sock.sendall(struct.pack(">Q", len(data)) + data)
+    packet = struct.pack(">Q", len(data)) + data
+    sent = socket.send_fds(sock, [packet], [fd]) if fd is not None else 0
+    sock.sendall(packet[sent:])
 
 
 def recv_exact(sock: socket.socket, n: int) -> bytes:
@@ -148,7 +151,26 @@ def recv_exact(sock: socket.socket, n: int) -> bytes:
 
 
 def recv_msg(sock: socket.socket) -> dict:
-    (n,) = struct.unpack(">Q", recv_exact(sock, 8))
+    return _message_after(sock, recv_exact(sock, 8))
+
+
+def recv_msg_fd(sock: socket.socket) -> tuple[dict, int | None]:
+    """A message from ``send_msg`` with the fd it carried (None if it carried none)."""
+    head, fds, _, _ = socket.recv_fds(sock, 8, 1)
+    if not head:
+        for fd in fds:
+            os.close(fd)
+        raise EOFError("peer closed")
+    try:
+        return _message_after(sock, head + recv_exact(sock, 8 - len(head))), (fds or [None])[0]
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+
+
+def _message_after(sock: socket.socket, head: bytes) -> dict:
+    (n,) = struct.unpack(">Q", head)
     if n > MAX_MESSAGE:
         raise ValueError(f"a {n}-byte message: the peer is broken")
     return json.loads(recv_exact(sock, n))
@@ -343,7 +365,11 @@ def wait_for_request(zsock: socket.socket, config: dict, groups: list[str]) -> N
     sock = socket.socket(fileno=fds[0])
     try:
         req = recv_msg(sock)
-        send_msg(sock, {"started": os.getpid(), "cgroups": groups})  # now the harness's to remove
+        # The harness may read this only after a fast program has ended and this process with
+        # it (its pid then free for another): it gets a pidfd of this process, not a pid.
+        me = os.pidfd_open(os.getpid())
+        send_msg(sock, {"started": os.getpid(), "cgroups": groups}, me)  # groups: the harness's now
+        os.close(me)
         if isinstance(prepared, str):
             raise RuntimeError(f"preparing the execution failed: {prepared}")
         result = run(req, sock, config, prepared)

@@ -178,12 +178,16 @@ class UidPool:
 # ---------------------------------------------------------------- messages
 
 
-def send_msg(sock: socket.socket, obj: dict[str, Any]) -> None:
-    _zygote.send_msg(sock, obj)
+def send_msg(sock: socket.socket, obj: dict[str, Any], fd: int | None = None) -> None:
+    _zygote.send_msg(sock, obj, fd)
 
 
 def recv_msg(sock: socket.socket) -> dict[str, Any]:
     return _zygote.recv_msg(sock)
+
+
+def recv_msg_fd(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
+    return _zygote.recv_msg_fd(sock)
 
 
 # ---------------------------------------------------------------- the engine
@@ -341,7 +345,6 @@ class Engine:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with self._lock:
             generation, ctl = self._generation, self._ctl
-            zygote = self._zygote.pid if self._zygote is not None else 0
             try:
                 if ctl is None:
                     raise OSError("the zygote is restarting")
@@ -352,7 +355,7 @@ class Engine:
                 raise SandboxError(f"the sandbox zygote is gone: {exc}") from exc
             finally:
                 theirs.close()
-        return Channel(ours, generation, zygote)
+        return Channel(ours, generation)
 
     def _mark_broken(self, generation: int) -> None:
         """The zygote of ``generation`` failed: the next ``ensure_started`` replaces it (unless it
@@ -374,8 +377,8 @@ class Engine:
             sock.settimeout(CONTROL_SECONDS)
             send_msg(sock, self._request(req, uid))
             try:
-                ack = recv_msg(sock)
-                supervisor = _child_pidfd(ack["started"], channel.zygote)
+                ack, fd = recv_msg_fd(sock)
+                supervisor = _pidfd(fd)
             except (EOFError, OSError, ValueError, KeyError) as exc:
                 self._mark_broken(channel.generation)
                 raise SandboxError(f"no supervisor started: {type(exc).__name__}: {exc}") from exc
@@ -445,23 +448,24 @@ def failure_text(error: str) -> str:
 
 @dataclass
 class Channel:
-    """A socket to one supervisor, and which zygote (start and pid) handed it over."""
+    """A socket to one supervisor, and which zygote start handed it over."""
 
     sock: socket.socket
     generation: int
-    zygote: int
 
 
-def _child_pidfd(pid: int, parent: int) -> int:
-    """A pidfd for ``pid``, which must be a child of ``parent`` (we may kill it later)."""
-    fd = os.pidfd_open(pid)
+def _pidfd(fd: int | None) -> int:
+    """The supervisor's pidfd from its acknowledgment: through it the harness may kill the
+    supervisor later and never another process, even once the supervisor's pid is reused."""
+    if fd is None:
+        raise ValueError("the supervisor sent no pidfd")
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        if int(stat.rsplit(")", 1)[1].split()[1]) != parent:
-            raise ValueError(f"process {pid} is not a supervisor of zygote {parent}")
-    except BaseException:
+        kind = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        kind = ""
+    if kind != "anon_inode:[pidfd]":
         os.close(fd)
-        raise
+        raise ValueError(f"the supervisor sent a {kind or 'closed'} fd, not a pidfd")
     return fd
 
 
