@@ -150,6 +150,29 @@ def test_other_executions_go_on_while_one_fails(box):
     ] * 2  # the victim's execution was retried
 
 
+def test_fast_programs_in_a_busy_harness_never_fail_as_machinery(box):
+    """Threads holding the GIL delay the harness between a supervisor's acknowledgment and its
+    use, while the supervisor of an empty program answers and exits (a pid read then named a
+    process that was gone: nearly every such run restarted the zygote, a third failed twice)."""
+    busy = threading.Event()
+
+    def hog() -> None:
+        while not busy.is_set():
+            sum(range(20_000))
+
+    outcome(box, "pass")  # the zygote started
+    before = engine()._generation
+    hogs = [threading.Thread(target=hog, daemon=True) for _ in range(4)]
+    for t in hogs:
+        t.start()
+    try:
+        results = [outcome(box, "pass") for _ in range(30)]
+    finally:
+        busy.set()
+    assert [r.infrastructure for r in results] == [None] * 30
+    assert engine()._generation == before
+
+
 def test_stuck_zygote_is_replaced(box, monkeypatch):
     monkeypatch.setattr(engine_module, "CONTROL_SECONDS", 1)
     old = zygote_pid()
