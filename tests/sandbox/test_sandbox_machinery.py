@@ -217,10 +217,10 @@ def fake_channel(behaviour) -> Channel:
 
 
 def acknowledge(sock: socket.socket, stand_in: subprocess.Popen) -> None:
-    """What a supervisor sends first: its pid and groups, and a pidfd of itself."""
+    """What a supervisor sends first: its groups, and a pidfd of itself."""
     recv_msg(sock)
     me = os.pidfd_open(stand_in.pid)
-    send_msg(sock, {"started": stand_in.pid, "cgroups": []}, me)
+    send_msg(sock, {"cgroups": []}, me)
     os.close(me)
 
 
@@ -241,13 +241,13 @@ def never_acknowledges(sock: socket.socket, stand_in: subprocess.Popen) -> None:
 
 def acknowledges_without_a_pidfd(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     recv_msg(sock)
-    send_msg(sock, {"started": stand_in.pid, "cgroups": []})
+    send_msg(sock, {"cgroups": []})
 
 
 def acknowledges_with_a_pipe(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     recv_msg(sock)
     r, w = os.pipe()
-    send_msg(sock, {"started": 1, "cgroups": []}, r)  # no pidfd: nothing may be signalled
+    send_msg(sock, {"cgroups": []}, r)  # no pidfd: nothing may be signalled
     os.close(r), os.close(w)
 
 
@@ -261,7 +261,7 @@ def answers_after_it_ended(sock: socket.socket, stand_in: subprocess.Popen) -> N
     me = os.pidfd_open(stand_in.pid)
     stand_in.kill()
     stand_in.wait()
-    send_msg(sock, {"started": stand_in.pid, "cgroups": []}, me)
+    send_msg(sock, {"cgroups": []}, me)
     os.close(me)
     send_msg(sock, {**ANSWER, "seconds": 0.01})
 

@@ -157,16 +157,15 @@ def recv_msg(sock: socket.socket) -> dict:
 def recv_msg_fd(sock: socket.socket) -> tuple[dict, int | None]:
     """A message from ``send_msg`` with the fd it carried (None if it carried none)."""
     head, fds, _, _ = socket.recv_fds(sock, 8, 1)
-    if not head:
-        for fd in fds:
-            os.close(fd)
-        raise EOFError("peer closed")
     try:
-        return _message_after(sock, head + recv_exact(sock, 8 - len(head))), (fds or [None])[0]
+        if not head:
+            raise EOFError("peer closed")
+        msg = _message_after(sock, head + recv_exact(sock, 8 - len(head)))
     except BaseException:
         for fd in fds:
             os.close(fd)
         raise
+    return msg, fds[0] if fds else None
 
 
 def _message_after(sock: socket.socket, head: bytes) -> dict:
@@ -368,7 +367,7 @@ def wait_for_request(zsock: socket.socket, config: dict, groups: list[str]) -> N
         # The harness may read this only after a fast program has ended and this process with
         # it (its pid then free for another): it gets a pidfd of this process, not a pid.
         me = os.pidfd_open(os.getpid())
-        send_msg(sock, {"started": os.getpid(), "cgroups": groups}, me)  # groups: the harness's now
+        send_msg(sock, {"cgroups": groups}, me)  # the groups are the harness's to remove now
         os.close(me)
         if isinstance(prepared, str):
             raise RuntimeError(f"preparing the execution failed: {prepared}")

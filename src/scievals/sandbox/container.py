@@ -361,12 +361,14 @@ async def _kept(
     if not isinstance(kept, dict) or not kept:
         raise RunnerError("the runner's kept file is malformed")
     what, value = next(iter(kept.items()))
-    if len(kept) == 1 and what == "missing":
-        return None, FileNotFoundError(f"{name}: no such file")
-    if len(kept) == 1 and what == "not_regular":
-        return None, NotRegularFileError(f"{name}: {str(value)[:MAX_REASON]}")
-    if len(kept) == 1 and what == "too_large" and type(value) is int:
-        return None, FileTooLargeError(name, value, max_keep)
+    if len(kept) == 1:  # the refusals; data comes with its size
+        if what == "missing":
+            return None, FileNotFoundError(f"{name}: no such file")
+        if what == "not_regular":
+            return None, NotRegularFileError(f"{name}: {str(value)[:MAX_REASON]}")
+        if what == "too_large" and type(value) is int:
+            return None, FileTooLargeError(name, value, max_keep)
+        raise RunnerError("the runner's kept file is malformed")
     size = kept.get("size")
     if set(kept) != {what, "size"} or type(size) is not int or not 0 <= size <= max_keep:
         raise RunnerError("the runner's kept file is malformed")

@@ -186,10 +186,6 @@ def recv_msg(sock: socket.socket) -> dict[str, Any]:
     return _zygote.recv_msg(sock)
 
 
-def recv_msg_fd(sock: socket.socket) -> tuple[dict[str, Any], int | None]:
-    return _zygote.recv_msg_fd(sock)
-
-
 # ---------------------------------------------------------------- the engine
 
 
@@ -377,7 +373,7 @@ class Engine:
             sock.settimeout(CONTROL_SECONDS)
             send_msg(sock, self._request(req, uid))
             try:
-                ack, fd = recv_msg_fd(sock)
+                ack, fd = _zygote.recv_msg_fd(sock)
                 supervisor = _pidfd(fd)
             except (EOFError, OSError, ValueError, KeyError) as exc:
                 self._mark_broken(channel.generation)
@@ -460,12 +456,12 @@ def _pidfd(fd: int | None) -> int:
     if fd is None:
         raise ValueError("the supervisor sent no pidfd")
     try:
-        kind = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        kind = ""
-    if kind != "anon_inode:[pidfd]":
+        signal.pidfd_send_signal(fd, 0)
+    except ProcessLookupError:
+        pass  # a pidfd of a supervisor that has answered and exited already
+    except OSError as exc:
         os.close(fd)
-        raise ValueError(f"the supervisor sent a {kind or 'closed'} fd, not a pidfd")
+        raise ValueError(f"the supervisor sent an fd that is not a pidfd: {exc}") from exc
     return fd
 
 
