@@ -158,6 +158,20 @@ def test_clear_removes_everything_but_the_kept_name(tmp_path):
     assert os.listdir(top) == []
 
 
+def test_only_the_containers_main_process_is_spared_among_inits_children(monkeypatch):
+    """init (1), its main process (7, started with it), this runner (50) under its exec's
+    wrapper (45); 20 and 33 are what a command left to init within a second of the start: the
+    start time alone would have spared them (a pinned container handed on with a process)."""
+    table = {1: (0, 100), 7: (1, 100), 20: (1, 130), 33: (1, 101), 45: (0, 150), 50: (45, 150)}
+    monkeypatch.setattr(runner.os, "listdir", lambda path: [str(p) for p in table] + ["self"])
+    monkeypatch.setattr(runner.os, "getpid", lambda: 50)
+    monkeypatch.setattr(runner, "stat_fields", lambda pid: table.get(int(pid)))
+    assert runner.ancestors() == {1, 7, 45, 50}
+    table[7] = (1, 100 + runner.BOOT_TICKS + 1)  # no main process: init's children all came later
+    del table[20], table[33]
+    assert runner.ancestors() == {1, 45, 50}
+
+
 RANDOM = random.Random(7).randbytes(60)  # does not compress
 
 

@@ -78,16 +78,21 @@ def stat_fields(pid):
 
 
 def ancestors():
-    """What is never killed: the container's init and main process (started with it, within
-    ``BOOT_TICKS``: no program can start that early), and this process with the ones it runs
-    under (the exec's timeout wrapper)."""
+    """What is never killed: the container's init, its main process (init's oldest child, if it
+    started with the container, within ``BOOT_TICKS``: what a command left to init came later,
+    however soon after the start) and this process with the ones it runs under (the exec's
+    timeout wrapper)."""
     keep = {1}
     boot = stat_fields(1)
-    if boot is not None:
-        for name in os.listdir("/proc"):
-            fields = stat_fields(name) if name.isdigit() else None
-            if fields is not None and fields[0] == 1 and fields[1] - boot[1] <= BOOT_TICKS:
-                keep.add(int(name))
+    adopted = []
+    for name in os.listdir("/proc"):
+        fields = stat_fields(name) if name.isdigit() else None
+        if fields is not None and fields[0] == 1:
+            adopted.append((fields[1], int(name)))
+    if boot is not None and adopted:
+        start, main = min(adopted)
+        if start - boot[1] <= BOOT_TICKS:
+            keep.add(main)
     pid = os.getpid()
     while pid > 1 and pid not in keep:
         keep.add(pid)
