@@ -2356,3 +2356,69 @@ CASES: list[Case] = [
         """,
     ),
 ]
+
+
+# ---- names the model's code and the tests both bind (issue: a module the test also imports) ----
+
+
+def _gold(step_id: str) -> str:
+    from scievals.scicode.data.dataset import find_step
+
+    code = find_step(step_id, "dev")[1].gold_code
+    assert code, step_id
+    return code
+
+
+def _gold_with(id: str, step: str, why: str, before: str, after: str = "") -> Case:
+    """Gold code with ``before`` on top and ``after`` below: correct, so the official rule
+    passes it; only the names it shares with the step's tests are unusual."""
+    parts = [part for part in (before, _gold(step), after) if part]
+    return case(id, step, "structure", why, *parts)
+
+
+CASES += [
+    # official: passes
+    _gold_with(
+        "47.4-imports-itertools",
+        "47.4",
+        "an unused import of itertools, which the step's tests import themselves",
+        "import itertools",
+    ),
+    # official: passes
+    _gold_with(
+        "51.4-imports-itertools",
+        "51.4",
+        "an unused import of itertools, which the step's tests import themselves",
+        "import itertools",
+    ),
+    # official: passes
+    _gold_with(
+        "51.4-itertools-by-assignment",
+        "51.4",
+        "binds the module the tests import by assignment, beside functools",
+        "import functools\nitertools = __import__('itertools')",
+    ),
+    # official: passes
+    _gold_with(
+        "47.4-itertools-and-product",
+        "47.4",
+        "imports itertools and its product, uses product in a helper of its own",
+        "import itertools\nfrom itertools import product",
+        "def _grid(n):\n    return list(product(range(n), repeat=3))",
+    ),
+    # official: passes
+    _gold_with(
+        "10.6-isin-from-numpy",
+        "10.6",
+        "imports numpy's isin under the name the tests define a function of their own",
+        "from numpy import isin",
+    ),
+    # official: passes
+    _gold_with(
+        "49.4-own-Nbody-Etot",
+        "49.4",
+        "a helper of its own named as the function a later test defines (the test's wins)",
+        "",
+        "def Nbody_Etot(*args):\n    raise RuntimeError('the model\\'s helper, never the test\\'s')",
+    ),
+]

@@ -4,6 +4,7 @@ shapes listed in spec §1, and over every real snippet of both splits."""
 from __future__ import annotations
 
 import ast
+from collections import Counter
 
 import pytest
 
@@ -75,7 +76,7 @@ SHAPES = [
         "allclose",
         "x = 2\nassert np.allclose(f(x), target)",
         [("np.allclose(__v[0], target)", 1)],
-        "x = 2\n(__scievals__.ref('f', f)(__scievals__.ref('x', x)),)",
+        "x = 2\n__scievals__.claim(['x'])\n(__scievals__.ref('f', f)(__scievals__.ref('x', x)),)",
     ),
     (
         "allclose-atol-constant",
@@ -87,7 +88,7 @@ SHAPES = [
         "allclose-rtol-variable",
         "tol = 1e-6\nassert np.allclose(f(1), target, rtol=tol)",
         [("np.allclose(__v[0], target, rtol=__v[1])", 2)],
-        "tol = 1e-06\n(__scievals__.ref('f', f)(1), __scievals__.ref('tol', tol))",
+        "tol = 1e-06\n__scievals__.claim(['tol'])\n(__scievals__.ref('f', f)(1), __scievals__.ref('tol', tol))",
     ),
     (
         "equality",
@@ -129,7 +130,7 @@ SHAPES = [
         "self-checking",
         "def test_case_1():\n    assert np.allclose(f(1), 1), 'Failed'\ntest_case_1()",
         [],
-        "def test_case_1():\n    __scievals__.trusted('np').allclose(__scievals__.ref('f', f)(1), 1)\n__scievals__.ref('test_case_1', test_case_1)()",
+        "def test_case_1():\n    __scievals__.trusted('np').allclose(__scievals__.ref('f', f)(1), 1)\n__scievals__.claim(['test_case_1'])\n__scievals__.ref('test_case_1', test_case_1)()",
     ),
     (
         "builtins-and-helpers-stay-trusted",
@@ -141,7 +142,7 @@ SHAPES = [
         "name-the-test-binds-is-not-redirected",
         "import numpy as np\nassert np.allclose(f(1), target)",
         [("np.allclose(__v[0], target)", 1)],
-        "import numpy as np\n(__scievals__.ref('f', f)(1),)",
+        "import numpy as np\n__scievals__.claim(['np'])\n(__scievals__.ref('f', f)(1),)",
     ),
 ]
 
@@ -181,3 +182,83 @@ def test_child_tests_wraps_each_test():
     assert lines[0] == "__scievals__.begin(0)"
     assert lines.index("__scievals__.end(0)") < lines.index("__scievals__.begin(1)")
     assert lines[-1] == "__scievals__.end(1)"
+
+
+# (id, snippet, how often each name is routed to the model through ``ref``, names the test claims)
+SCOPES = [
+    (
+        "module-import",
+        "import itertools\nx = itertools.product(f(1))",
+        {"itertools": 1, "f": 1},
+        {"itertools", "x"},
+    ),
+    (
+        "from-import-alias",
+        "from itertools import product as p\ny = p(f(1))",
+        {"p": 1, "f": 1},
+        {"p", "y"},
+    ),
+    (
+        "import-inside-a-function",
+        "def g():\n    import itertools\n    return itertools.count(f(1))\ng()",
+        {"f": 1, "g": 1},
+        {"g"},
+    ),
+    ("parameter-shadows", "def g(f):\n    return f(1)\ng(f)", {"f": 1, "g": 1}, {"g"}),
+    (
+        "local-assignment-shadows",
+        "def g():\n    h = 2\n    return h + k\nz = g()",
+        {"k": 1, "g": 1},
+        {"g", "z"},
+    ),
+    ("comprehension-target", "r = [f(x) for x in xs]", {"f": 1, "xs": 1}, {"r"}),
+    ("lambda-parameter", "s = (lambda f: f(1))(f)", {"f": 1}, {"s"}),
+    ("class-body", "class C:\n    y = f(1)\n    z = y + w", {"f": 1, "w": 1}, {"C"}),
+    ("loop-target", "for i in range(3):\n    f(i)", {"f": 1, "i": 1}, {"i"}),
+    ("with-target", "with ctx() as (a, b):\n    f(a)", {"ctx": 1, "f": 1, "a": 1}, {"a", "b"}),
+    (
+        "except-name",
+        "try:\n    f(1)\nexcept ValueError as err:\n    g(err)",
+        {"f": 1, "g": 1, "err": 1},
+        {"err"},
+    ),
+    ("walrus", "if (n := f(1)) > 0:\n    g(n)", {"f": 1, "g": 1, "n": 1}, {"n"}),
+    (
+        "global-declared-in-a-function",
+        "def g():\n    global q\n    q = f(1)\ng()\nq",
+        {"f": 1, "g": 1, "q": 1},
+        {"g", "q"},
+    ),
+    (
+        "nonlocal-closure",
+        "def g():\n    c = 0\n    def h():\n        nonlocal c\n        c = f(c)\n    h()\ng()",
+        {"f": 1, "g": 1},
+        {"g"},
+    ),
+    ("used-before-rebound", "a = f(1)\nf = 3\nb = f", {"f": 2}, {"a", "f", "b"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("snippet", "routed", "claimed"), [c[1:] for c in SCOPES], ids=[c[0] for c in SCOPES]
+)
+def test_only_globals_are_routed_and_test_bindings_are_claimed(snippet, routed, claimed):
+    """Python's own scoping decides (``scopes.py``): a name the test binds in a nested scope is
+    never routed; each global the test binds is claimed right after it is bound, and from then
+    on the recorder hands back the test's own value."""
+    plan = plan_test(0, snippet, DEPS)
+    calls = [
+        node
+        for node in ast.walk(ast.parse(plan.child))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+    ]
+    refs = Counter(c.args[0].value for c in calls if ast.unparse(c.func) == "__scievals__.ref")
+    claims = {
+        elt.value
+        for c in calls
+        if ast.unparse(c.func) == "__scievals__.claim"
+        for elt in c.args[0].elts
+    }
+    assert dict(refs) == routed
+    assert set(plan.names) == set(routed)
+    assert claims == claimed

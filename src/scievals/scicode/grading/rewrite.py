@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from scievals.scicode.grading.compare import HELPERS
+from scievals.scicode.grading.scopes import Claims, Scopes
 
 TARGET = "target"
 VALUES = "__v"
@@ -56,23 +57,6 @@ class TestPlan:
 
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
-def _bound_by(tree: ast.AST) -> set[str]:
-    """Every name the snippet itself binds anywhere (assignments, defs, imports, parameters)."""
-    bound: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            bound.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.add(node.name)
-    return bound
 
 
 @cache
@@ -157,19 +141,89 @@ class _Asserts(ast.NodeTransformer):
 
 
 class _Reach(ast.NodeTransformer):
-    """Sandbox side: the model's names through ``ref``, trusted names through ``trusted``."""
+    """Sandbox side: the model's names through ``ref``, trusted names through ``trusted``; only
+    loads that Python resolves to the module's globals (``scopes.py``), never the test's own
+    parameters and locals."""
 
-    def __init__(self, trusted: set[str], model: set[str]):
-        self.trusted, self.model = trusted, model
+    def __init__(self, scopes: Scopes, reserved: set[str], tainted: set[str]):
+        self.scopes, self.reserved, self.tainted = scopes, reserved, tainted
+        self.scope = scopes.module
+        self.model: set[str] = set()
+
+    def _visit_list(self, items: list[ast.AST]) -> list[ast.AST]:
+        out: list[ast.AST] = []
+        for item in items:
+            if not isinstance(item, ast.AST):
+                out.append(item)
+                continue
+            visited = self.visit(item)
+            out.extend(visited if isinstance(visited, list) else [visited])
+        return out
+
+    def _outside_parts(self, args: ast.arguments) -> None:
+        args.defaults = self._visit_list(args.defaults)
+        args.kw_defaults = [d if d is None else self.visit(d) for d in args.kw_defaults]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.AST:
+        node.decorator_list = self._visit_list(node.decorator_list)
+        self._outside_parts(node.args)
+        outer, self.scope = self.scope, self.scopes.of(node) or self.scope
+        node.body = self._visit_list(node.body)
+        self.scope = outer
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.AST:
+        self._outside_parts(node.args)
+        outer, self.scope = self.scope, self.scopes.of(node) or self.scope
+        node.body = self.visit(node.body)
+        self.scope = outer
+        return node
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> ast.AST:
+        node.decorator_list = self._visit_list(node.decorator_list)
+        node.bases = self._visit_list(node.bases)
+        for keyword in node.keywords:
+            keyword.value = self.visit(keyword.value)
+        outer, self.scope = self.scope, self.scopes.of(node) or self.scope
+        node.body = self._visit_list(node.body)
+        self.scope = outer
+        return node
+
+    def _comprehension(self, node: ast.AST) -> ast.AST:
+        generators: list[ast.comprehension] = node.generators  # type: ignore[attr-defined]
+        generators[0].iter = self.visit(generators[0].iter)
+        outer, self.scope = self.scope, self.scopes.of(node) or self.scope
+        for number, generator in enumerate(generators):
+            if number:
+                generator.iter = self.visit(generator.iter)
+            generator.ifs = self._visit_list(generator.ifs)
+        for name in ("elt", "key", "value"):
+            if isinstance(getattr(node, name, None), ast.AST):
+                setattr(node, name, self.visit(getattr(node, name)))
+        self.scope = outer
+        return node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _comprehension
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
-        if not isinstance(node.ctx, ast.Load):
+        name = node.id
+        if (
+            not isinstance(node.ctx, ast.Load)
+            or name in self.tainted
+            or name in (VALUES, HOOKS)
+            or not self.scopes.resolves_global(name, self.scope)
+        ):
             return node
-        if node.id in self.trusted:
-            return ast.copy_location(_hook("trusted", ast.Constant(node.id)), node)
-        if node.id in self.model:
-            return ast.copy_location(_hook("ref", ast.Constant(node.id), node), node)
-        return node
+        if name in self.reserved:
+            return ast.copy_location(_hook("trusted", ast.Constant(name)), node)
+        self.model.add(name)
+        return ast.copy_location(_hook("ref", ast.Constant(name), node), node)
+
+
+def _claim(names: set[str]) -> ast.stmt:
+    return ast.Expr(_hook("claim", ast.List([ast.Constant(n) for n in sorted(names)], ast.Load())))
 
 
 def plan_test(index: int, source: str, dependencies: str = "") -> TestPlan:
@@ -200,12 +254,12 @@ def plan_test(index: int, source: str, dependencies: str = "") -> TestPlan:
         return ast.fix_missing_locations(rewritten), checks
 
     child_tree, _ = variant("child", kept)
-    bound = _bound_by(tree)
-    loaded = {n.id for n in ast.walk(child_tree) if isinstance(n, ast.Name) and n.id not in tainted}
+    scopes = Scopes(child_tree)
     reserved = set(vars(builtins)) | set(HELPERS) | dependency_names(dependencies)
-    trusted = (loaded & reserved) - bound
-    model = loaded - reserved - {VALUES, HOOKS}
-    child = ast.fix_missing_locations(_Reach(trusted, model).visit(child_tree))
+    reach = _Reach(scopes, reserved, tainted)
+    reach.visit(child_tree)
+    child_tree.body = Claims(scopes, _claim).body(child_tree.body, scopes.module)
+    child = ast.fix_missing_locations(child_tree)
     judge_tree, checks = variant("judge", tree.body)
     solve_tree, _ = variant("solve", kept)
     return TestPlan(
@@ -215,7 +269,7 @@ def plan_test(index: int, source: str, dependencies: str = "") -> TestPlan:
         solve=ast.unparse(solve_tree),
         unpack=tuple(unpack),
         checks=tuple(checks),
-        names=tuple(sorted(model)),
+        names=tuple(sorted(reach.model)),
     )
 
 
