@@ -13,6 +13,7 @@ import anyio
 import numpy as np
 import pytest
 
+from scievals.sandbox.kept import keep_bytes
 from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.data.dataset import Problem, Step
@@ -45,7 +46,7 @@ def run_locally(tmp_path, code: str, tests: list[str], targets: list[Any]) -> St
         timeout=120,
     )
     path = tmp_path / "records.jsonl"
-    records = path.read_bytes() if path.exists() else None
+    records = keep_bytes(path.read_bytes()) if path.exists() else None
     outcome = Outcome(proc.returncode, proc.stdout, proc.stderr, None, None, 0.0)
     run = Execution(outcome, records, None if records is not None else "no records")
     return judge(step, run, anyio.run(judge_tests, problem, plans, run, targets, 10), 10)
@@ -388,14 +389,14 @@ def _forge(tmp_path, lines: list[dict[str, Any]], tests: list[str], targets: lis
 def test_forged_binds_never_replace_trusted_names(tmp_path):
     """A record claiming that ``np`` or ``abs`` is the model's (a handle whose calls answer
     True) is ignored: those names are always the harness's own."""
-    true = {"e": "call", "h": 0, "r": True}
+    true = {"e": "call", "h": 0, "r": True, "n": 2}
     lines = [
-        {"e": "bind", "name": "np", "r": {"handle": 0}},
-        {"e": "bind", "name": "abs", "r": {"handle": 0}},
-        {"e": "bind", "name": "f", "r": {"handle": 1}},
+        {"e": "bind", "name": "np", "r": {"handle": 0, "type": "function"}},
+        {"e": "bind", "name": "abs", "r": {"handle": 0, "type": "function"}},
+        {"e": "bind", "name": "f", "r": {"handle": 1, "type": "function"}},
         {"e": "armed"},
-        {"e": "begin", "t": 0},
-        {"e": "call", "h": 1, "r": {"float": "5.0"}},
+        {"e": "begin", "t": 0, "rng": {}},
+        {"e": "call", "h": 1, "r": {"float": "5.0"}, "n": 1},
         true,
         {"e": "end", "t": 0},
     ]
@@ -405,10 +406,10 @@ def test_forged_binds_never_replace_trusted_names(tmp_path):
 
 def test_records_out_of_order_do_not_pass(tmp_path):
     lines = [
-        {"e": "bind", "name": "f", "r": {"handle": 1}},
+        {"e": "bind", "name": "f", "r": {"handle": 1, "type": "function"}},
         {"e": "armed"},
-        {"e": "begin", "t": 0},
-        {"e": "get", "h": 1, "attr": "x", "r": 1.0},
+        {"e": "begin", "t": 0, "rng": {}},
+        {"e": "get", "h": 1, "attr": "x", "r": 1.0, "n": 1},
         {"e": "end", "t": 0},
     ]
     (outcome,) = _forge(tmp_path, lines, ["assert f(1) == target"], [1.0])

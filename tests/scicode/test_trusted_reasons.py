@@ -11,13 +11,19 @@ from typing import Any
 import anyio
 import pytest
 
+from scievals.sandbox.kept import keep_bytes
 from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
+from scievals.scicode.grading import runner
 from scievals.scicode.grading.program import plans_for
 from scievals.scicode.grading.runner import Execution, judge, judge_tests
-from scievals.trusted.pool import JobFailed
+from scievals.trusted.pool import JobFailed, out_of_memory
 
-BIND = [{"e": "bind", "name": "f", "r": {"handle": 1}}, {"e": "armed"}, {"e": "begin", "t": 0}]
+BIND = [
+    {"e": "bind", "name": "f", "r": {"handle": 1, "type": "function"}},
+    {"e": "armed"},
+    {"e": "begin", "t": 0, "rng": {}},
+]
 TEST = "assert f(1) == target"
 CRASH = "Traceback (most recent call last):\n  File ...\nZeroDivisionError: boom\n"
 
@@ -32,14 +38,14 @@ def _judged(
     step = Step("900.1", "", "", "def f(x):\n    '''doc'''", "", (test,), None, None)
     problem = Problem("900", "test", "import numpy as np", (step,), "dev")
     records = "".join(json.dumps(e) + "\n" for e in events).encode()
-    run = Execution(Outcome(returncode, "", stderr, None, None, 0.1), records, None)
+    run = Execution(Outcome(returncode, "", stderr, None, None, 0.1), keep_bytes(records), None)
     replayed = anyio.run(judge_tests, problem, plans_for(problem, step), run, [1.0], timeout)
     verdict = judge(step, run, replayed, timeout)
     return verdict.reason_kind, verdict.reason
 
 
 def _call(**fields: Any) -> list[dict[str, Any]]:
-    return [*BIND, {"e": "call", "h": 1, **fields}, {"e": "end", "t": 0}]
+    return [*BIND, {"e": "call", "h": 1, "n": 1, **fields}, {"e": "end", "t": 0}]
 
 
 CASES = {
@@ -70,7 +76,7 @@ CASES = {
         ("missing_record", "test 1 did not run to its end (SystemExit: 0)"),
     ),
     "unsupported": (
-        [*BIND, {"e": "get", "h": 1, "attr": "x", "r": 1}, {"e": "end", "t": 0}],
+        [*BIND, {"e": "get", "h": 1, "attr": "x", "r": 1, "n": 1}, {"e": "end", "t": 0}],
         {},
         ("unsupported", "test 1: the program's recorded "),
     ),
@@ -102,28 +108,34 @@ CASES = {
     "unreadable-records": (
         [{"e": "nonsense"}],
         {},
-        ("missing_record", "unreadable records: unknown event on line 1"),
+        ("invalid_record", "unreadable records: line 1: unknown event 'nonsense'"),
     ),
     "missing-function": (
-        [{"e": "armed"}, {"e": "begin", "t": 0}, {"e": "end", "t": 0}],
+        [{"e": "armed"}, {"e": "begin", "t": 0, "rng": {}}, {"e": "end", "t": 0}],
         {},
         ("missing_function", "test 1: NameError: name 'f' is not defined"),
     ),
     "trusted-memory-is-a-limit": (
         _call(r={"float": "1.0"}),
         {"test": "x = bytearray(1 << 40)\n" + TEST},
-        ("limit", "test 1: the trusted re-run of its tests ran out of memory (8 GiB)"),
+        ("limit", f"test 1: the trusted re-run of its tests {out_of_memory()}"),
     ),
-    "trusted-time-is-a-limit": (
+    "trusted-cpu-is-a-limit-of-its-own": (
         _call(r={"float": "1.0"}),
-        {"test": "while True:\n    pass\n" + TEST, "timeout": 2},
-        ("limit", "the trusted re-run of its tests ran past 2 s"),
+        {"test": "while True:\n    pass\n" + TEST, "timeout": 300},
+        (
+            "limit",
+            "the trusted re-run of its tests used more than 1 s of CPU (its budget: 1 s of CPU "
+            "plus 0.25 s per MiB of records)",
+        ),
     ),
 }
 
 
 @pytest.mark.parametrize(("events", "options", "expected"), CASES.values(), ids=list(CASES))
-def test_reason(events, options, expected):
+def test_reason(events, options, expected, monkeypatch):
+    """The re-run's CPU budget is its own, not the step's timeout (1 s here, to be quick)."""
+    monkeypatch.setattr(runner, "REPLAY_CPU_SECONDS", 1.0)
     kind, reason = _judged(events, **options)
     assert kind == expected[0], reason
     assert (reason or "").startswith(expected[1] or ""), reason
@@ -134,7 +146,11 @@ def test_reason(events, options, expected):
     [
         (
             JobFailed("wall", "ran past 20 s"),
-            ("limit", "the trusted re-run of its tests ran past 20 s"),
+            (
+                "limit",
+                "the trusted re-run of its tests ran past 20 s (its budget: 10 s of CPU plus "
+                "0.25 s per MiB of records)",
+            ),
         ),
         (
             JobFailed("crash", "crashed (SIGSEGV)"),
@@ -152,6 +168,6 @@ def test_reason(events, options, expected):
 )
 def test_halted_reruns(failure, expected):
     step = Step("900.1", "", "", "def f(x):\n    '''doc'''", "", (TEST,), None, None)
-    run = Execution(Outcome(0, "", "", None, None, 0.1), b"", None)
+    run = Execution(Outcome(0, "", "", None, None, 0.1), keep_bytes(b""), None)
     verdict = judge(step, run, failure, 20)
     assert (verdict.reason_kind, verdict.reason) == expected

@@ -24,6 +24,7 @@ from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
 from scievals.sandbox import container
 from scievals.sandbox.container import FileRun
 from scievals.sandbox.files import FileTooLargeError
+from scievals.sandbox.kept import KeptFile, keep_bytes
 from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.provider import ScievalsSandbox
 
@@ -150,7 +151,8 @@ async def run_file(
     timeout: int,
 ) -> FileRun:
     """Write ``source`` to ``name``, run ``argv`` (output kept as tails) and read the file
-    ``keep`` it leaves (at most ``max_keep`` bytes), in a directory of the program's own:
+    ``keep`` it leaves (at most ``max_keep`` bytes) into the harness's spool (``kept.py``), in
+    a directory of the program's own:
     in ours a fresh sample directory; in a container of our runtime image through
     ``container.py`` (one program at a time, the container cleared between them); in any
     other sandbox as its own ``write_file``, ``exec`` and ``read_file`` do it. The kept
@@ -164,17 +166,33 @@ async def run_file(
         )
         if isinstance(ran, Outcome):
             return FileRun(ran, None, None)
-        if ran is not None:
-            return ran  # else not our image: the provider's own file and exec calls, below
+        if ran is not None:  # else not our image: the provider's own file and exec calls, below
+            return FileRun(ran.outcome, await _spooled(ran.kept), ran.kept_error)
     async with own_directory(env) as box:
         await box.write_file(name, source)
         outcome = await run_program(box, argv, timeout=timeout, output="tail")
         if keep is None:
             return FileRun(outcome, None, None)
         try:
-            return FileRun(outcome, await read_regular_file(box, keep, max_keep), None)
+            return FileRun(outcome, await _keep(box, keep, max_keep), None)
         except OSError as exc:  # missing, over the bound, not a regular file, ...
             return FileRun(outcome, None, exc)
+
+
+async def _keep(env: SandboxEnvironment, path: str, max_bytes: int) -> KeptFile:
+    """The file ``path`` copied into the harness's spool: it waits on disk, not in memory."""
+    ours = scievals_sandbox(env)
+    if ours is not None:
+        return await ours.keep_regular(path, max_bytes)
+    kept = await _spooled(await read_regular_file(env, path, max_bytes))
+    assert kept is not None
+    return kept
+
+
+async def _spooled(data: bytes | KeptFile | None) -> KeptFile | None:
+    if isinstance(data, bytes):
+        return await anyio.to_thread.run_sync(keep_bytes, data)
+    return data
 
 
 @asynccontextmanager

@@ -15,6 +15,8 @@ import os
 import stat
 from pathlib import Path
 
+from scievals.sandbox.kept import KeptFile, keep_fd
+
 _KINDS = {
     stat.S_IFDIR: "a directory",
     stat.S_IFIFO: "a FIFO",
@@ -118,6 +120,22 @@ def read_regular(root: Path, file: str, max_bytes: int) -> bytes:
         if got > max_bytes:
             raise FileTooLargeError(file, got, max_bytes)
         return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def keep_regular(root: Path, file: str, max_bytes: int) -> KeptFile:
+    """A regular file copied into the harness's spool (``kept.py``), refused before copying if
+    over ``max_bytes``; a file that grows past the bound while it is copied is refused too."""
+    fd = open_inside(root, file, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        if size > max_bytes:
+            raise FileTooLargeError(file, size, max_bytes)
+        try:
+            return keep_fd(fd, max_bytes)
+        except OverflowError:
+            raise FileTooLargeError(file, max_bytes + 1, max_bytes) from None
     finally:
         os.close(fd)
 

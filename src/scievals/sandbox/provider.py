@@ -32,9 +32,11 @@ from scievals.sandbox.engine import Engine, Request, SandboxError, engine
 from scievals.sandbox.files import (
     FileTooLargeError,
     NotRegularFileError,
+    keep_regular,
     read_regular,
     write_regular,
 )
+from scievals.sandbox.kept import KeptFile
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
@@ -306,3 +308,8 @@ class ScievalsSandbox(SandboxEnvironment):
     async def read_regular(self, file: str, max_bytes: int) -> bytes:
         """A regular file of the sample directory, at most ``max_bytes`` (see files.py)."""
         return await anyio.to_thread.run_sync(read_regular, self.directory, file, max_bytes)
+
+    async def keep_regular(self, file: str, max_bytes: int) -> KeptFile:
+        """A regular file of the sample directory, at most ``max_bytes``, copied into the
+        harness's spool so that it outlives the directory (see files.py, kept.py)."""
+        return await anyio.to_thread.run_sync(keep_regular, self.directory, file, max_bytes)

@@ -2,7 +2,7 @@
 
 At most ``width`` jobs run at once, each in a worker of its own (``worker.py``). A job is bounded
 in wall-clock time (the harness kills its worker when it runs past), in CPU time (RLIMIT_CPU,
-set by the worker before each job) and in memory (RLIMIT_AS, ``MEMORY_LIMIT``). A job that
+set by the worker before each job) and in memory (RLIMIT_AS, ``memory_limit``). A job that
 overruns, or whose worker crashes or is killed, fails alone with ``JobFailed``; its worker is
 replaced at once, so the next job finds a warm one. Workers stay up between jobs, so a job costs
 a round trip over two pipes, not an interpreter start.
@@ -27,18 +27,39 @@ import threading
 import time
 import weakref
 from concurrent.futures import Future
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import anyio
 
-from scievals.trusted.protocol import HEADER, MAX_ANSWER_BYTES, MEMORY_LIMIT
+from scievals.trusted.protocol import HEADER, MAX_ANSWER_BYTES
 
 START_SECONDS = 120.0
 """How long a new worker may take to be ready (its imports, on a loaded machine)."""
 ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 """A worker computes on one thread: the pool's width is the parallelism."""
-OUT_OF_MEMORY = f"ran out of memory ({MEMORY_LIMIT >> 30} GiB)"
+MEMORY_BOUNDS = (2 << 30, 8 << 30)
+"""Each worker's address space lies between these, whatever the machine."""
+
+
+@cache
+def memory_limit() -> int:
+    """Each worker's address space (RLIMIT_AS): the trusted workers' share of the machine's
+    memory (``sandbox.limits.TRUSTED_SHARE``, a quarter), divided among as many workers as
+    the pool has at most (one per CPU), within ``MEMORY_BOUNDS``; so the workers' limits
+    together stay a quarter of the machine, and the programs' share is the rest."""
+    from scievals.sandbox.limits import TRUSTED_SHARE, machine_memory_bytes
+
+    share = int(machine_memory_bytes() * TRUSTED_SHARE) // (os.cpu_count() or 1)
+    low, high = MEMORY_BOUNDS
+    return min(high, max(low, share)) >> 20 << 20
+
+
+def out_of_memory() -> str:
+    return f"ran out of memory ({memory_limit() / 2**30:.3g} GiB)"
+
+
 _CHUNK = 1 << 20
 
 
@@ -58,7 +79,7 @@ def _command() -> list[str]:
         f"import sys; sys.path.insert(0, {root!r}); "
         "from scievals.trusted.worker import main; main()"
     )
-    return [sys.executable, "-I", "-c", boot, str(os.getpid())]
+    return [sys.executable, "-I", "-c", boot, str(os.getpid()), str(memory_limit())]
 
 
 class _Spawner:
@@ -181,7 +202,7 @@ class _Worker:
         failed = answer.get("failed") if isinstance(answer, dict) else None
         if failed == "memory":
             self.kill()  # it exits by itself; a fresh one takes its place
-            raise JobFailed("memory", OUT_OF_MEMORY)
+            raise JobFailed("memory", out_of_memory())
         if failed == "answer":
             raise JobFailed("answer", f"gave an answer over {MAX_ANSWER_BYTES >> 20} MiB")
         if failed == "error":
@@ -380,11 +401,15 @@ def pool() -> Pool:
         return _shared[0]
 
 
-async def run_job(name: str, args: tuple[Any, ...], seconds: float) -> Any:
+async def run_job(
+    name: str, args: tuple[Any, ...], seconds: float, cpu: float | None = None
+) -> Any:
     """``pool().run`` without blocking the event loop; jobs beyond the pool's width wait here
     rather than each holding a thread."""
     shared = pool()
     loop = asyncio.get_running_loop()
     if loop not in _limiters:
         _limiters[loop] = anyio.CapacityLimiter(shared.width)
-    return await anyio.to_thread.run_sync(shared.run, name, args, seconds, limiter=_limiters[loop])
+    return await anyio.to_thread.run_sync(
+        shared.run, name, args, seconds, cpu, limiter=_limiters[loop]
+    )

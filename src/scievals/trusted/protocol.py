@@ -17,8 +17,6 @@ import struct
 HEADER = struct.Struct(">Q")
 MAX_ANSWER_BYTES = 512 << 20
 """The largest answer the harness reads: solved values as large as the largest records fit."""
-MEMORY_LIMIT = 8 << 30
-"""Each worker's address space (RLIMIT_AS): a job that needs more fails as out of memory."""
 
 
 def frame(body: bytes) -> bytes:

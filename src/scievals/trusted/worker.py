@@ -3,7 +3,8 @@
 Started by the pool as a fresh interpreter (``python -I``), never a fork of the harness. It dies
 with the harness: ``PR_SET_PDEATHSIG`` kills it when the thread that started it ends (the pool
 starts workers from one thread that lives as long as the harness), and end of file on stdin
-ends its loop. It limits its own address space (``MEMORY_LIMIT``) and, before each job, its CPU
+ends its loop. It limits its own address space (the harness's ``pool.memory_limit``, its second
+argument) and, before each job, its CPU
 time (the time used so far plus the job's budget: SIGXCPU ends it); the harness enforces the
 wall clock. Whatever a job prints goes to /dev/null, never into the answers.
 """
@@ -25,7 +26,6 @@ from scievals.trusted.jobs import load_jobs
 from scievals.trusted.protocol import (
     HEADER,
     MAX_ANSWER_BYTES,
-    MEMORY_LIMIT,
     frame,
     read_exact,
     write_all,
@@ -88,7 +88,7 @@ def main() -> None:
     answers = os.dup(1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    _limit(resource.RLIMIT_AS, MEMORY_LIMIT, fixed=True)
+    _limit(resource.RLIMIT_AS, int(sys.argv[2]), fixed=True)
     try:
         jobs = load_jobs()
     except Exception as exc:  # noqa: BLE001 - said to the harness, which fails the job

@@ -127,6 +127,7 @@ async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) 
         run = await execute(env, program, path, timeout, step.step_id)
     outcome = run.outcome
     if outcome.returncode != 0 or outcome.infrastructure or run.records is None:
+        run.discard()
         detail = outcome.stderr.strip().splitlines()[-1:] or [
             outcome.infrastructure or run.record_error or outcome.reason or "timed out"
         ]

@@ -19,8 +19,10 @@ import ast
 import builtins
 import json
 import math
+import os
 import random
-from collections.abc import Callable
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -28,12 +30,20 @@ import numpy
 
 from scievals.scicode.grading.compare import HELPERS, STRICT_NUMPY, has_empty
 from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
-from scievals.scicode.grading.wire import NotPlain, View, WireError, decode, encode
+from scievals.scicode.grading.wire import (
+    ARRAY_PROBES,
+    MAX_RECORD_BYTES,
+    MAX_RECORD_ITEMS,
+    EventOrder,
+    NotPlain,
+    View,
+    WireError,
+    decode,
+    encode,
+    json_items,
+)
 
 MAX_EVENTS = 2_000_000
-ARRAY_PROBES = frozenset({"size", "shape", "ndim", "dtype"})
-"""Attributes NumPy reads of a value before it converts it (``np.size``, ``np.shape``)."""
-MAX_LINE = 1 << 27
 
 
 class RecordError(ValueError):
@@ -65,28 +75,48 @@ class Records:
     ended: set[int] = field(default_factory=set)
 
 
-def parse_records(data: bytes) -> Records:
-    """The events of a records file (already bounded in size), each checked for shape."""
+def parse_records(lines: bytes | Iterable[bytes]) -> Records:
+    """The events of a records file (already bounded in size), line by line, each checked
+    against the schema and the events before it (``wire.EventOrder``) and counted against
+    ``MAX_RECORD_ITEMS`` before it is parsed."""
+    if isinstance(lines, bytes):
+        lines = lines.split(b"\n")
     records = Records()
-    for number, line in enumerate(data.split(b"\n"), start=1):
+    order = EventOrder()
+    items = 0
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         if number > MAX_EVENTS:
             raise RecordError(f"more than {MAX_EVENTS} events")
+        items += json_items(line)
+        if items > MAX_RECORD_ITEMS:
+            raise RecordError(f"more than {MAX_RECORD_ITEMS} values (the records' bound)")
         try:
             event = json.loads(line)
+            kind = order.check(event)
+        except WireError as exc:
+            raise RecordError(f"line {number}: {exc}") from None
         except (ValueError, RecursionError) as exc:
             raise RecordError(f"unreadable event on line {number}") from exc
-        kind = event.get("e") if isinstance(event, dict) else None
         if kind in ("begin", "end"):
-            test = event.get("t")
-            if type(test) is not int:
-                raise RecordError(f"malformed {kind} event on line {number}")
-            (records.begun if kind == "begin" else records.ended).add(test)
-        elif kind not in ("bind", "armed", "call", "get", "change", "too_large"):
-            raise RecordError(f"unknown event on line {number}")
+            (records.begun if kind == "begin" else records.ended).add(event["t"])
         records.events.append(event)
     return records
+
+
+def read_records(path: str) -> Records:
+    """The events of a spooled records file (``sandbox/kept.py``), read a line at a time: never
+    through a link, only a regular file within ``MAX_RECORD_BYTES``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise RecordError(f"the records could not be opened: {exc.strerror}") from None
+    with open(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RECORD_BYTES:
+            raise RecordError("the records are not a regular file within their bound")
+        return parse_records(fh)
 
 
 class _Handle:
@@ -105,13 +135,13 @@ class _Handle:
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        if attr in ARRAY_PROBES and not self._replay.next_is("get", self._number, attr):
-            # NumPy and the comparison helpers probe these before converting (``np.size``):
-            # answered as NumPy would answer them for the array it makes of the value.
-            view = self._view
-            if view is None or view.array is None:
-                raise AttributeError(attr)
+        view = self._view
+        if attr in ARRAY_PROBES and view is not None and view.array is not None:
+            # Of the recorded array, never what the object says of itself (the sandbox's
+            # proxy answers the same without a record).
             return getattr(view.array, attr)
+        if attr in ARRAY_PROBES and not self._replay.next_is("get", self._number, attr):
+            raise AttributeError(attr)  # NumPy's probe (``np.size``) of a value with no array
         return self._replay.get(self._number, attr, self._type)
 
     def __setattr__(self, attr: str, value: Any) -> None:
@@ -122,8 +152,10 @@ class _Handle:
 
     def __len__(self) -> int:
         view = self._view
-        if view is None or view.length is None:
+        if view is None:
             raise TypeError(f"object of type '{self._type}' has no len()")
+        if view.length is None:
+            raise self._unsupported_use("took the length of")
         return view.length
 
     def __iter__(self) -> Any:
@@ -540,14 +572,14 @@ def replay_tests(
 
 
 def replay_job(
-    data: bytes, plans: list[TestPlan], dependencies: str, targets: list[Any] | None
+    path: str, plans: list[TestPlan], dependencies: str, targets: list[Any] | None
 ) -> dict[str, Any]:
     """The trusted re-run as a job of a trusted worker (``scievals.trusted``), so that its time
     and memory are bounded and a crash takes only the worker down: the raw records are parsed,
     decoded and replayed there. The answer is JSON-ready, solved values in the record format
     (``wire.encode``); ``read_replayed`` reads it back."""
     try:
-        records = parse_records(data)
+        records = read_records(path)
     except RecordError as exc:
         return {"records_error": f"unreadable records: {exc}"}
     return {

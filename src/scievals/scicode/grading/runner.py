@@ -9,17 +9,19 @@ trusted side; text the program prints is only used to name the exception that st
 from __future__ import annotations
 
 import ast
+import math
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any
 
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
 from scievals.sandbox.execution import exclusive, run_file
+from scievals.sandbox.kept import KeptFile
 from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
@@ -28,7 +30,7 @@ from scievals.scicode.grading.replay import Failure, RecordError, Replayed, read
 from scievals.scicode.grading.rewrite import TestPlan
 from scievals.scicode.grading.schedule import StepCache, queue
 from scievals.scicode.grading.wire import MAX_RECORD_BYTES
-from scievals.trusted.pool import OUT_OF_MEMORY, JobFailed, pool, run_job
+from scievals.trusted.pool import JobFailed, out_of_memory, pool, run_job
 
 DEFAULT_TIMEOUT = 300
 REASON_KINDS = (
@@ -47,6 +49,10 @@ REASON_KINDS = (
 """Why a step failed (``StepVerdict.reason_kind``), as docs/scicode-grading.md explains each."""
 REPLAY_JOB = "scicode.replay"
 """The trusted re-run's job in a trusted worker (``scievals.trusted.jobs``)."""
+REPLAY_CPU_SECONDS = 10.0
+REPLAY_CPU_PER_MIB = 0.25
+"""The trusted re-run's CPU budget: 10 s plus 0.25 s per MiB of records (``replay_cpu_budget``);
+its wall-clock bound is three times that plus 30 s, for a loaded machine."""
 _EXCEPTION_LINE = re.compile(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)?)(?::\s?(.*))?$"
 )
@@ -87,16 +93,29 @@ class Execution:
     """What the sandbox gave back for one step program (all of it untrusted but ``outcome``)."""
 
     outcome: Outcome
-    records: bytes | None
-    """The records file as read (bounded in size); only the trusted re-run parses it."""
+    records: KeptFile | None
+    """The records file, bounded in size, waiting in the harness's spool (on disk, never in
+    the harness's memory); only the trusted re-run opens and parses it."""
     record_error: str | None
 
-    @property
+    @cached_property
     def too_large(self) -> bool:
-        """The recorder stopped at the records' bound (its last event says so)."""
-        return self.records is not None and self.records.rstrip().rpartition(b"\n")[2].startswith(
-            b'{"e": "too_large"'
-        )
+        """The recorder stopped at the records' bound (its last event says so); read once,
+        before the spooled records are discarded."""
+        if self.records is None:
+            return False
+        last = self.records.tail(1 << 12).rstrip().rpartition(b"\n")[2]
+        return last.startswith(b'{"e": "too_large"')
+
+    def discard(self) -> None:
+        if self.records is not None:
+            self.records.discard()
+
+
+def replay_cpu_budget(records_bytes: int) -> float:
+    """CPU seconds the trusted re-run of a step's tests may take: its own budget, set by the
+    work it is given, not the step's timeout (honest re-runs take milliseconds)."""
+    return float(math.ceil(REPLAY_CPU_SECONDS + REPLAY_CPU_PER_MIB * (records_bytes >> 20)))
 
 
 @lru_cache(maxsize=64)
@@ -201,7 +220,7 @@ def _trusted_failure(step: Step, run: Execution, number: int, error: Failure) ->
     if error.category == "record":
         return "invalid_record", f"test {number}: {error.message}"
     if error.category == "memory":
-        return "limit", f"test {number}: the trusted re-run of its tests {OUT_OF_MEMORY}"
+        return "limit", f"test {number}: the trusted re-run of its tests {out_of_memory()}"
     if error.category == "assertion" and error.message.startswith(("assertion", "a zero-size")):
         return "assertion", f"test {number}: {error.message}"[:400]
     kind, reason = _classify(step, error.type, error.message)
@@ -211,7 +230,13 @@ def _trusted_failure(step: Step, run: Execution, number: int, error: Failure) ->
 def _halted(failed: JobFailed) -> tuple[str, str]:
     """Why a step whose trusted re-run gave no answer fails: over a bound is a limit."""
     kind = {"start": "infrastructure", "error": "exception"}.get(failed.kind, "limit")
-    return kind, f"the trusted re-run of its tests {failed}"[:400]
+    budget = ""
+    if failed.kind in ("cpu", "wall"):
+        budget = (
+            f" (its budget: {REPLAY_CPU_SECONDS:g} s of CPU plus {REPLAY_CPU_PER_MIB:g} s per MiB"
+            " of records)"
+        )
+    return kind, f"the trusted re-run of its tests {failed}{budget}"[:400]
 
 
 def judge(
@@ -238,7 +263,10 @@ def judge(
             verdict.reason_kind, verdict.reason = _crash(step, outcome.stderr)
         else:
             unreadable = replayed.records_error if isinstance(replayed, Replayed) else None
-            verdict.reason_kind, verdict.reason = "missing_record", unreadable or run.record_error
+            if unreadable:
+                verdict.reason_kind, verdict.reason = "invalid_record", unreadable
+            else:
+                verdict.reason_kind, verdict.reason = "missing_record", run.record_error
     elif failed is not None and failed.error is not None:
         verdict.reason_kind, verdict.reason = _trusted_failure(
             step, run, failed.index + 1, failed.error
@@ -259,25 +287,29 @@ async def judge_tests(
     timeout: int,
 ) -> Replayed | JobFailed | None:
     """Re-run the tests on the trusted side, in a trusted worker: parsing the records, decoding
-    their values and replaying the tests are bounded by the step's own ``timeout`` (wall clock
-    and CPU) and the worker's memory, and a crash takes only the worker down. None when there
-    are no records, or when the program's outcome decides the verdict anyway."""
+    their values and replaying the tests are bounded by a CPU budget of their own
+    (``replay_cpu_budget``), a wall clock and the worker's memory, and a crash takes only the
+    worker down. The worker reads the spooled records itself; they are discarded after. None
+    when there are no records, or when the program's outcome decides the verdict anyway."""
     outcome = run.outcome
-    if (
-        run.records is None
-        or run.too_large
-        or outcome.infrastructure
-        or outcome.returncode is None
-        or outcome.limit
-    ):
-        return None
-    job = (run.records, plans, problem.dependencies, targets)
     try:
-        return read_replayed(await run_job(REPLAY_JOB, job, timeout))
+        if (
+            run.records is None
+            or run.too_large
+            or outcome.infrastructure
+            or outcome.returncode is None
+            or outcome.limit
+        ):
+            return None
+        job = (str(run.records.path), plans, problem.dependencies, targets)
+        cpu = replay_cpu_budget(run.records.size)
+        return read_replayed(await run_job(REPLAY_JOB, job, 3 * cpu + 30, cpu))
     except JobFailed as exc:
         return exc
     except RecordError:
         return JobFailed("answer", "gave a malformed answer")
+    finally:
+        run.discard()
 
 
 async def grade_step(

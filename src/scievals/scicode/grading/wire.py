@@ -41,15 +41,14 @@ MAX_RECORD_BYTES = 384 << 20
 MAX_VIEW_ITEMS = 1 << 20
 """Items recorded of one iterable that NumPy cannot turn into a plain array."""
 MAX_FIELDS = 256
+ARRAY_PROBES = frozenset({"size", "shape", "ndim", "dtype"})
+"""Attributes NumPy reads of a value before it converts it (``np.size``, ``np.shape``): of a
+model object with a recorded array, both sides answer them from that array."""
 _NOT_VIEWED = ("builtins.function", "builtins.builtin_function_or_method", "builtins.method")
 
 
 class NotPlain(Exception):
     """Raised by ``encode`` for a value that is not plain data (it becomes a handle)."""
-
-
-class WireError(ValueError):
-    """A record value is malformed or over a bound (the step fails; nothing is trusted)."""
 
 
 # ---- inside the sandbox ---------------------------------------------------------------------
@@ -170,7 +169,8 @@ def _missing(value: dict[Any, Any]) -> Any:
 
 def view_form(value: Any, other: Callable[[Any], Any], depth: int) -> tuple[Any, Any]:
     """What the benchmark's own operations see of a value that is not plain data: the array
-    NumPy makes of it, or else the items iterating it yields, and its length. (None, None) for
+    NumPy makes of it, or else the items iterating it yields; its length is theirs, never what
+    its own ``__len__`` says (``View.length``). (None, None) for
     functions, classes and modules. The second element is the sandbox's copy of what was
     recorded (iterating an iterator consumes it: the test must get the same items)."""
     kind = type(value)
@@ -182,12 +182,6 @@ def view_form(value: Any, other: Callable[[Any], Any], depth: int) -> tuple[Any,
         "getitem": hasattr(kind, "__getitem__"),
         "iter": hasattr(kind, "__iter__") or hasattr(kind, "__getitem__"),
     }
-    try:
-        length = len(value)
-    except Exception:  # noqa: BLE001 - no length: the test gets none either
-        length = None
-    if type(length) is int and length >= 0:
-        form["len"] = length
     try:
         array = numpy.asarray(value)
     except Exception:  # noqa: BLE001 - NumPy cannot make an array of it
@@ -235,6 +229,42 @@ def _is_sympy(kind: type) -> bool:
     return sympy is not None and module.startswith("sympy.")
 
 
+# ---- the schema -----------------------------------------------------------------------------
+
+FORMS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    kind: (frozenset(required), frozenset(optional))
+    for kind, required, optional in (
+        ("float", {"float"}, ()),
+        ("complex", {"complex"}, ()),
+        ("bytes", {"bytes"}, ()),
+        ("tuple", {"tuple"}, {"fields"}),
+        ("list", {"list"}, ()),
+        ("dict", {"dict"}, {"missing"}),
+        ("ndarray", {"ndarray", "shape", "b64", "matrix"}, ()),
+        ("objarray", {"objarray", "items"}, ()),
+        ("npscalar", {"npscalar", "b64"}, ()),
+        ("sparse", {"sparse", "array", "shape", "row", "col", "data"}, ()),
+        ("sympy", {"sympy", "text"}, ()),
+        ("handle", {"handle", "type"}, {"view"}),
+    )
+}
+"""Every value form but the JSON scalars (None, bool, int, str stand for themselves): its kind
+is the one key of ``FORMS`` it holds, and it holds exactly its required keys and no others but
+its optional ones. A form with any other key, or two kinds, is refused."""
+VIEW_FIELDS = (frozenset({"getitem", "iter"}), frozenset({"array", "items"}))
+"""A handle's ``view`` (``view_form``): which of the benchmark's operations its type has, and at
+most one of the array NumPy made of it and the items iterating it yielded. Its length, shape,
+dtype and items are recomputed from that array or those items, never taken from a field."""
+MAX_SHARED_HASH = 64
+"""Keys of one decoded dict that may share a hash: more (multiples of 2**61 - 1 all hash to 0)
+would make building the dict quadratic, so the record is refused."""
+
+
+class WireError(ValueError):
+    """A record value is malformed, disagrees with itself, or is over a bound (the step fails
+    as ``invalid_record``; nothing is trusted)."""
+
+
 # ---- on the trusted side --------------------------------------------------------------------
 
 
@@ -270,6 +300,24 @@ def _raw(text: Any, expected: int) -> bytes:
     return raw
 
 
+def form_kind(value: Any) -> str:
+    """The kind of a value form, its keys checked against ``FORMS``."""
+    if type(value) is not dict:
+        raise WireError(f"malformed record value: {str(value)[:80]}")
+    kinds = [key for key in value if key in FORMS]
+    if not kinds:
+        raise WireError(f"unknown record value kind: {sorted(value)[:4]}")
+    if len(kinds) > 1:
+        raise WireError(f"a record value of {len(kinds)} kinds: {sorted(kinds)[:4]}")
+    kind = kinds[0]
+    required, optional = FORMS[kind]
+    keys = set(value)
+    if not required <= keys or not keys <= required | optional:
+        extra = sorted(keys - required - optional) or sorted(required - keys)
+        raise WireError(f"a {kind} record with fields that disagree with its kind: {extra[:4]}")
+    return kind
+
+
 def decode(value: Any, handle: Callable[..., Any] | None = None, depth: int = 0) -> Any:
     """The plain value a record describes; ``handle(number, type_name, view)`` turns a handle
     into its stand-in."""
@@ -277,90 +325,137 @@ def decode(value: Any, handle: Callable[..., Any] | None = None, depth: int = 0)
         raise WireError("value nested too deeply")
     if value is None or type(value) in (bool, int, str):
         return value
-    if type(value) is not dict or len(value) < 1:
-        raise WireError(f"malformed record value: {str(value)[:80]}")
-    inner = depth + 1
-    if "float" in value:
-        return float(_text(value["float"]))
-    if "complex" in value:
-        parts = value["complex"]
-        if not isinstance(parts, list) or len(parts) != 2:
-            raise WireError("malformed complex")
-        return complex(float(_text(parts[0])), float(_text(parts[1])))
-    if "bytes" in value:
-        text = _text(value["bytes"], limit=None)
-        return _raw(text, _b64_size(text))
-    if "tuple" in value:
-        items = tuple(decode(x, handle, inner) for x in _items(value["tuple"]))
-        fields = value.get("fields")
-        return items if fields is None else _named(fields, len(items))(*items)
-    if "list" in value:
-        return [decode(x, handle, inner) for x in _items(value["list"])]
-    if "dict" in value:
-        out = _dict_kind(value.get("missing"), inner)
-        for pair in _items(value["dict"]):
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise WireError("malformed dict item")
-            key = decode(pair[0], handle, inner)
-            try:
-                out[key] = decode(pair[1], handle, inner)
-            except TypeError as exc:
-                raise WireError("unhashable dict key") from exc
-        return out
-    if "ndarray" in value:
-        dtype, shape = _dtype(value["ndarray"]), _shape(value.get("shape"))
-        raw = _raw(value.get("b64"), math.prod(shape) * dtype.itemsize)
-        array = numpy.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-        return numpy.asmatrix(array) if value.get("matrix") is True and array.ndim == 2 else array
-    if "objarray" in value:
-        shape = _shape(value["objarray"])
-        items = _items(value.get("items"))
-        if len(items) != math.prod(shape):
-            raise WireError("object array size does not match its shape")
-        array = numpy.empty(len(items), dtype=object)
-        for i, item in enumerate(items):
-            array[i] = decode(item, None, inner)
-        return array.reshape(shape)
-    if "npscalar" in value:
-        dtype = _dtype(value["npscalar"])
-        return numpy.frombuffer(_raw(value.get("b64"), dtype.itemsize), dtype=dtype)[0]
-    if "sparse" in value:
-        return _sparse(value, handle, inner)
-    if "sympy" in value:
-        # A Symbol is rebuilt (comparisons turn Symbols into strings); any other expression stays
-        # text: parsing text written by the program with sympy would evaluate it.
-        text = _text(value.get("text"), limit=None)
-        if value["sympy"] == "Symbol":
-            import sympy
+    return _DECODERS[form_kind(value)](value, handle, depth + 1)
 
-            return sympy.Symbol(text)
-        return text
-    if "handle" in value:
-        number = value["handle"]
-        if handle is None or type(number) is not int:
-            raise WireError("unexpected handle")
-        return handle(
-            number, _text(value.get("type", "object"), limit=128), _view(value, handle, inner)
-        )
-    raise WireError(f"unknown record value kind: {sorted(value)[:4]}")
+
+def _float(value: dict[str, Any], handle: Any, depth: int) -> float:
+    return float(_text(value["float"]))
+
+
+def _complex(value: dict[str, Any], handle: Any, depth: int) -> complex:
+    parts = value["complex"]
+    if not isinstance(parts, list) or len(parts) != 2:
+        raise WireError("malformed complex")
+    return complex(float(_text(parts[0])), float(_text(parts[1])))
+
+
+def _bytes(value: dict[str, Any], handle: Any, depth: int) -> bytes:
+    text = _text(value["bytes"], limit=None)
+    return _raw(text, _b64_size(text))
+
+
+def _tuple(value: dict[str, Any], handle: Any, depth: int) -> tuple[Any, ...]:
+    items = tuple(decode(x, handle, depth) for x in _items(value["tuple"]))
+    fields = value.get("fields")
+    return items if fields is None else _named(fields, len(items))(*items)
+
+
+def _list(value: dict[str, Any], handle: Any, depth: int) -> list[Any]:
+    return [decode(x, handle, depth) for x in _items(value["list"])]
+
+
+def _dict(value: dict[str, Any], handle: Any, depth: int) -> dict[Any, Any]:
+    pairs = _items(value["dict"])
+    keys = []
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise WireError("malformed dict item")
+        keys.append(decode(pair[0], handle, depth))
+    _check_hashes(keys)
+    out = _dict_kind(value.get("missing"), depth)
+    for key, pair in zip(keys, pairs, strict=True):
+        out[key] = decode(pair[1], handle, depth)
+    if len(out) != len(pairs):
+        raise WireError(f"a dict of {len(pairs)} items records {len(out)} distinct keys")
+    return out
+
+
+def _check_hashes(keys: list[Any]) -> None:
+    """Refuse keys that cannot be hashed, or that too many share one hash: a dict built of them
+    would take quadratic time (hashes are sorted, never put in a table)."""
+    try:
+        hashes = sorted(hash(key) for key in keys)
+    except TypeError as exc:
+        raise WireError("unhashable dict key") from exc
+    run = 1
+    for before, after in zip(hashes, hashes[1:], strict=False):
+        run = run + 1 if before == after else 1
+        if run > MAX_SHARED_HASH:
+            raise WireError(
+                f"more than {MAX_SHARED_HASH} keys of a dict share one hash (quadratic to build)"
+            )
+
+
+def _ndarray(value: dict[str, Any], handle: Any, depth: int) -> numpy.ndarray:
+    dtype, shape = _dtype(value["ndarray"]), _shape(value["shape"])
+    matrix = value["matrix"]
+    if type(matrix) is not bool or (matrix and len(shape) != 2):
+        raise WireError(f"a matrix record of shape {list(shape)[:4]} (a matrix has 2 dimensions)")
+    raw = _raw(value["b64"], math.prod(shape) * dtype.itemsize)
+    array = numpy.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+    return numpy.asmatrix(array) if matrix else array
+
+
+def _objarray(value: dict[str, Any], handle: Any, depth: int) -> numpy.ndarray:
+    shape = _shape(value["objarray"])
+    items = _items(value["items"])
+    if len(items) != math.prod(shape):
+        raise WireError("object array size does not match its shape")
+    array = numpy.empty(len(items), dtype=object)
+    for i, item in enumerate(items):
+        array[i] = decode(item, None, depth)
+    return array.reshape(shape)
+
+
+def _npscalar(value: dict[str, Any], handle: Any, depth: int) -> Any:
+    dtype = _dtype(value["npscalar"])
+    return numpy.frombuffer(_raw(value["b64"], dtype.itemsize), dtype=dtype)[0]
+
+
+def _sympy(value: dict[str, Any], handle: Any, depth: int) -> Any:
+    # A Symbol is rebuilt (comparisons turn Symbols into strings); any other expression stays
+    # text: parsing text written by the program with sympy would evaluate it.
+    text = _text(value["text"], limit=None)
+    if value["sympy"] == "Symbol":
+        import sympy
+
+        return sympy.Symbol(text)
+    return text
+
+
+def _handle(value: dict[str, Any], handle: Any, depth: int) -> Any:
+    number = value["handle"]
+    if handle is None or type(number) is not int:
+        raise WireError("unexpected handle")
+    return handle(number, _text(value["type"], limit=128), _view(value, handle, depth))
 
 
 class View:
-    """What was recorded of a model object that is not plain data (``view_form``), and which
-    of the benchmark's operations its type has (``[i]``, iteration)."""
+    """What was recorded of a model object that is not plain data (``view_form``): the array
+    NumPy made of it or the items iterating it yielded, and which of the benchmark's
+    operations its type has (``[i]``, iteration). Every fact the tests read of it (its length,
+    shape, dtype, items) is computed here from that array or those items."""
 
-    __slots__ = ("length", "array", "items", "getitem", "iterable")
+    __slots__ = ("array", "items", "getitem", "iterable")
 
     def __init__(
         self,
-        length: int | None,
         array: numpy.ndarray | None,
         items: list[Any] | None,
         getitem: bool = False,
         iterable: bool = False,
     ) -> None:
-        self.length, self.array, self.items = length, array, items
+        self.array, self.items = array, items
         self.getitem, self.iterable = getitem, iterable
+
+    @property
+    def length(self) -> int | None:
+        """``len`` of what was recorded: the items' count, the array's first dimension."""
+        if self.items is not None:
+            return len(self.items)
+        if self.array is not None and self.array.ndim:
+            return len(self.array)
+        return None
 
 
 def _dict_kind(missing: Any, depth: int) -> dict[Any, Any]:
@@ -379,18 +474,25 @@ def _view(value: dict[str, Any], handle: Callable[..., Any], depth: int) -> View
     form = value.get("view")
     if form is None:
         return None
-    if type(form) is not dict:
+    required, optional = VIEW_FIELDS
+    if type(form) is not dict or not required <= set(form) <= required | optional:
         raise WireError("malformed view")
-    length = form.get("len")
-    if length is not None and not (type(length) is int and 0 <= length < 1 << 48):
-        raise WireError("malformed view length")
-    array = None if form.get("array") is None else decode(form["array"], None, depth)
-    if array is not None and type(array) is not numpy.ndarray:
-        raise WireError("malformed view array")
-    items = form.get("items")
-    if items is not None:
-        items = [decode(x, handle, depth) for x in _items(items)]
-    return View(length, array, items, form.get("getitem") is True, form.get("iter") is True)
+    getitem, iterable = form["getitem"], form["iter"]
+    if type(getitem) is not bool or type(iterable) is not bool or (getitem and not iterable):
+        raise WireError("a view whose operations disagree (indexable but not iterable)")
+    if "array" in form and "items" in form:
+        raise WireError("a view with both an array and items (the recorder keeps one)")
+    array = None
+    if "array" in form:
+        array = decode(form["array"], None, depth)
+        if type(array) is not numpy.ndarray:
+            raise WireError("malformed view array")
+    items = None
+    if "items" in form:
+        if not iterable:
+            raise WireError("a view with items of a type that cannot be iterated")
+        items = [decode(x, handle, depth) for x in _items(form["items"])]
+    return View(array, items, getitem, iterable)
 
 
 @lru_cache(maxsize=256)
@@ -402,9 +504,10 @@ def _named(fields: Any, size: int) -> Callable[..., tuple[Any, ...]]:
     """A namedtuple type with these field names; a plain tuple where they cannot be names
     (``namedtuple(..., rename=True)`` makes ``_0``): the fields only serve attribute reads."""
     names = tuple(_text(f) for f in _items(fields))
+    if len(names) != size:
+        raise WireError(f"a namedtuple of {size} items records {len(names)} field names")
     if (
-        len(names) != size
-        or size > MAX_FIELDS
+        size > MAX_FIELDS
         or len(set(names)) != size
         or not all(n.isidentifier() and not keyword.iskeyword(n) and n[0] != "_" for n in names)
     ):
@@ -434,12 +537,14 @@ def _sparse(value: dict[str, Any], handle: Callable[..., Any] | None, depth: int
     fmt = value["sparse"]
     if fmt not in SPARSE_FORMATS:
         raise WireError(f"unknown sparse format {str(fmt)[:20]!r}")
-    shape = _shape(value.get("shape"))
+    if type(value["array"]) is not bool:
+        raise WireError("malformed sparse kind")
+    shape = _shape(value["shape"])
     if len(shape) != 2 or max(shape) > MAX_SPARSE_DIM:
         raise WireError(f"sparse matrix shape {shape} over the bound ({MAX_SPARSE_DIM})")
     if fmt in ("lil", "dok", "dia") and shape[0] > MAX_SPARSE_ROWS_LISTED:
         raise WireError(f"{fmt} matrix with {shape[0]} rows over the bound")
-    parts = [decode(value.get(k), handle, depth) for k in ("data", "row", "col")]
+    parts = [decode(value[k], handle, depth) for k in ("data", "row", "col")]
     if not all(isinstance(p, numpy.ndarray) and p.ndim == 1 for p in parts):
         raise WireError("malformed sparse components")
     data, row, col = parts
@@ -457,6 +562,151 @@ def _sparse(value: dict[str, Any], handle: Callable[..., Any] | None, depth: int
     if fmt == "dia" and len(numpy.unique(col.astype(numpy.int64) - row)) > MAX_SPARSE_ROWS_LISTED:
         raise WireError("dia matrix with too many diagonals")
     matrix = scipy.sparse.coo_matrix((data, (row, col)), shape=shape).asformat(fmt)
-    if value.get("array") is True:
+    if value["array"]:
         return getattr(scipy.sparse, f"{fmt}_array")(matrix)
     return matrix
+
+
+_DECODERS: dict[str, Callable[[dict[str, Any], Any, int], Any]] = {
+    "float": _float,
+    "complex": _complex,
+    "bytes": _bytes,
+    "tuple": _tuple,
+    "list": _list,
+    "dict": _dict,
+    "ndarray": _ndarray,
+    "objarray": _objarray,
+    "npscalar": _npscalar,
+    "sparse": _sparse,
+    "sympy": _sympy,
+    "handle": _handle,
+}
+
+
+# ---- the events -----------------------------------------------------------------------------
+
+EVENTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    kind: (frozenset({"e", *required}), frozenset(optional))
+    for kind, required, optional in (
+        ("bind", {"name", "r"}, ()),
+        ("armed", (), ()),
+        ("call", {"h", "n"}, {"r", "raise", "mut", "rng"}),
+        ("get", {"h", "attr", "r", "n"}, ()),
+        ("change", {"n", "path", "r"}, ()),
+        ("begin", {"t", "rng"}, ()),
+        ("end", {"t"}, ()),
+        ("too_large", {"bytes"}, ()),
+    )
+}
+"""Every event the recorder writes, one JSON object a line, by its ``e``: required and optional
+fields. ``bind`` (a model name the tests use, before ``armed``); ``call`` and ``get`` (a value
+handed to a test, numbered ``n`` from 1 in order, of handle ``h``: a call returns ``r`` or
+``raise``s, with the arguments it changed, ``mut``, and the generators it moved, ``rng``);
+``change`` (an array handed out earlier, event ``n``, changed in place); ``begin`` and ``end``
+of test ``t``, in order; ``too_large`` (the recorder stopped at the bound), last."""
+MAX_NAME = 256
+MAX_RECORD_ITEMS = 8_000_000
+"""JSON values one step's records may hold, all lines together, counted from the bytes before a
+line is parsed (commas, colons and opening brackets: never fewer than its values): it bounds
+the Python objects the trusted side builds of them. The 50 gold dev steps hold at most about
+7,300; an honest list of a million floats about 3 million."""
+
+
+def json_items(line: bytes) -> int:
+    """An upper bound on the JSON values in ``line`` (counted in C, before parsing it)."""
+    return line.count(b",") + line.count(b":") + line.count(b"[") + line.count(b"{") + 1
+
+
+class EventOrder:
+    """Checks each event, in order, against ``EVENTS`` and against the events before it: a
+    record whose parts disagree with each other or with the schema is refused (``WireError``)."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.served = 0
+        self.test: int | None = None
+        """The test begun and not ended yet."""
+        self.last_test = -1
+        self.stopped = False
+
+    def check(self, event: Any) -> str:
+        """The event's kind, or ``WireError`` naming what disagrees."""
+        kind = event.get("e") if type(event) is dict else None
+        if kind not in EVENTS:
+            raise WireError(f"unknown event {str(kind)[:40]!r}")
+        required, optional = EVENTS[kind]
+        keys = set(event)
+        if not required <= keys or not keys <= required | optional:
+            raise WireError(f"a {kind} event with fields {sorted(keys ^ required)[:4]} amiss")
+        if self.stopped:
+            raise WireError("an event after the recorder stopped at its bound")
+        getattr(self, f"_{kind}")(event)
+        return kind
+
+    def _number(self, value: Any, what: str, low: int = 0) -> int:
+        if type(value) is not int or not low <= value < 1 << 62:
+            raise WireError(f"malformed {what}")
+        return value
+
+    def _bind(self, event: dict[str, Any]) -> None:
+        name = event["name"]
+        if self.armed or type(name) is not str or len(name) > MAX_NAME:
+            raise WireError("a bind event after the names were armed, or of a malformed name")
+
+    def _armed(self, event: dict[str, Any]) -> None:
+        if self.armed:
+            raise WireError("armed twice")
+        self.armed = True
+
+    def _served(self, event: dict[str, Any]) -> None:
+        """A value handed to a test: inside a test, numbered next."""
+        self._number(event["h"], "handle number")
+        if self.test is None:
+            raise WireError(f"a {event['e']} event outside any test")
+        if self._number(event["n"], "event number", 1) != self.served + 1:
+            raise WireError(f"event number {event['n']} where {self.served + 1} comes next")
+        self.served += 1
+
+    def _call(self, event: dict[str, Any]) -> None:
+        self._served(event)
+        if ("r" in event) == ("raise" in event):
+            raise WireError("a call event that both returns and raises, or neither")
+        raised = event.get("raise")
+        if raised is not None and not (
+            type(raised) is list and len(raised) == 2 and all(type(x) is str for x in raised)
+        ):
+            raise WireError("malformed raise")
+        mutated = event.get("mut", {})
+        if type(mutated) is not dict or not all(type(k) is str for k in mutated):
+            raise WireError("malformed changed arguments")
+        if type(event.get("rng", {})) is not dict:
+            raise WireError("malformed random state")
+
+    def _get(self, event: dict[str, Any]) -> None:
+        self._served(event)
+        if type(event["attr"]) is not str or len(event["attr"]) > MAX_NAME:
+            raise WireError("malformed attribute name")
+
+    def _change(self, event: dict[str, Any]) -> None:
+        if not 1 <= self._number(event["n"], "event number", 1) <= self.served:
+            raise WireError(f"a change of event {event['n']}, which was never served")
+        path = event["path"]
+        if type(path) is not list or len(path) > 1 or not all(type(i) is int for i in path):
+            raise WireError("malformed change path")
+
+    def _begin(self, event: dict[str, Any]) -> None:
+        test = self._number(event["t"], "test number")
+        if self.test is not None or test <= self.last_test:
+            raise WireError(f"test {test + 1} begun out of order")
+        if not self.armed or type(event["rng"]) is not dict:
+            raise WireError("a test begun before the names were armed, or malformed")
+        self.test = test
+
+    def _end(self, event: dict[str, Any]) -> None:
+        if self._number(event["t"], "test number") != self.test:
+            raise WireError(f"test {event['t'] + 1} ended while another ran")
+        self.last_test, self.test = event["t"], None
+
+    def _too_large(self, event: dict[str, Any]) -> None:
+        self._number(event["bytes"], "size")
+        self.stopped = True
