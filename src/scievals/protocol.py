@@ -27,6 +27,7 @@ PROTOCOL_KEYS = (
     "runtime",  # {package: version} of the first scoring runtime, or {}
     "runtimes",  # scicode: runtime names in the order tried (a step passes if any passes)
     "sandbox",  # isolation mode that ran model code, or None
+    "memory_limit",  # memory of each program that ran model code, and why; None where unknown
     "agent",  # the agent answering each step ("react: python, bash, submit"), or None: one call
     "agent_limits",  # per step: messages, tokens, tool_calls, tool_timeout (s), time (s); or None
 )

@@ -122,10 +122,12 @@ print(json.dumps(facts))
 
 def test_containers_are_locked_down(runtime_image):
     """What a step program sees in our compose file's container: a non-root user, a read-only
-    root, writable /tmp and working directory only, no network but loopback, 4 GiB and 64 pids
-    for the program (the runner's share beside it: RUNNER_MIB, RUNNER_PROCESSES)."""
+    root, writable /tmp and working directory only, no network but loopback, this machine's
+    per-program memory and 64 pids for the program (the runner's share beside it: RUNNER_MIB,
+    RUNNER_PROCESSES)."""
     from scievals.sandbox.environments import environments
     from scievals.sandbox.image import RUNNER_MIB, RUNNER_PROCESSES
+    from scievals.sandbox.limits import Limits
 
     async def probe() -> dict:
         async with environments("docker") as envs:
@@ -139,7 +141,7 @@ def test_containers_are_locked_down(runtime_image):
     assert facts["cwd"] == "/home/sandbox"
     assert facts["net"] in ("OSError", "ConnectionRefusedError") or "Unreachable" in facts["net"]
     assert facts["interfaces"] == ["lo"]
-    assert int(facts["memory"]) == (4 << 30) + (RUNNER_MIB << 20)
+    assert int(facts["memory"]) == int(Limits().memory_gib * 2**30) + (RUNNER_MIB << 20)
     assert facts["pids"] == str(64 + RUNNER_PROCESSES)
 
 

@@ -22,7 +22,16 @@ from .sandbox_helpers import outcome, run
 
 def test_describe_says_what_enforces_each_limit():
     enforced = describe()["enforced"]
-    assert set(enforced) == {"memory", "pids", "cpu", "seccomp", "keyring", "disk", "tmp"}
+    assert set(enforced) == {
+        "memory",
+        "pids",
+        "cpu",
+        "cpu_seconds",
+        "seccomp",
+        "keyring",
+        "disk",
+        "tmp",
+    }
     facts = enforcement()
     if facts.cgroups.cpu is not None:
         assert enforced["cpu"].startswith(f"cgroup v{facts.cgroups.version} cpu")
@@ -31,12 +40,15 @@ def test_describe_says_what_enforces_each_limit():
         assert enforced["cpu"].startswith("no cap (no cpu cgroup: ")
     if facts.cgroups.memory is not None:
         assert enforced["memory"].startswith(f"cgroup v{facts.cgroups.version} memory")
-        assert "4 GiB" in enforced["memory"]
+        assert f"{Limits().memory_gib:g} GiB" in enforced["memory"]
     else:
         assert enforced["memory"].startswith("rlimit+watcher (no memory cgroup: ")
     assert enforced["seccomp"].startswith("on (") or enforced["seccomp"].startswith("off: ")
     if os.geteuid() == 0:
         assert enforced["disk"] == "tmpfs 512 MiB, 10000 inodes"
+    if facts.cgroups.cpuacct is not None:
+        assert enforced["cpu_seconds"].startswith("supervisor: 600 s for the whole execution")
+        assert "no RLIMIT_CPU" in enforced["cpu_seconds"]
 
 
 def test_status_prints_the_enforcement(capsys):
@@ -68,6 +80,10 @@ def test_fallback_is_described_honestly():
     assert said["memory"] == "rlimit+watcher (no memory cgroup: simulated host)"
     assert said["pids"].startswith("RLIMIT_NPROC on the execution's uid + watcher (no pids cgroup")
     assert said["seccomp"] == "off: simulated host"
+    assert said["cpu_seconds"].startswith("supervisor: 600 s for the process tree")
+    assert "RLIMIT_CPU" not in said["cpu_seconds"]
+    weakest = NOTHING.describe(Limits(), "rlimits-only")["cpu_seconds"]
+    assert "RLIMIT_CPU 600 s per process too" in weakest
     assert said["keyring"] == "fresh session keyring"
     assert (
         said["disk"]
@@ -99,6 +115,13 @@ def test_without_cgroups_seccomp_and_tmpfs_the_watcher_still_stops_attacks():
         assert res.stdout == "ok\n"
         res = run(run_program(sb, ["python3", "-c", "print(open('/proc/self/status').read())"]))
         assert "Seccomp:\t0" in res.stdout  # and the log said so
+        burner = ScievalsSandbox(ScievalsSandboxConfig(cpu_seconds=1), eng)
+        try:
+            code = "import os\nos.fork()\nos.fork()\nwhile True:\n    pass\n"
+            res = run(run_program(burner, ["python3", "-c", code], timeout=60))
+            assert (res.limit, res.reason) == ("cpu", "cpu time limit (1 s)"), res  # /proc times
+        finally:
+            burner.cleanup()
     finally:
         sb.cleanup()
         eng.close()

@@ -8,13 +8,14 @@ import os
 import signal
 import socket
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
 from scievals.sandbox.engine import engine
 
-from .sandbox_helpers import SECRET, assert_no_leftovers, make_box, module_box, run
+from .sandbox_helpers import SECRET, assert_no_leftovers, make_box, module_box, outcome, run
 
 pytestmark = pytest.mark.slow
 
@@ -50,16 +51,28 @@ def test_fork_bomb_shell(box):
 
 
 def test_memory_bomb_single_allocation(box):
-    res = py(box, "x = bytearray(8 * 2**30)")
+    """More than the machine has at once: the kernel refuses it (MemoryError, the program's own)."""
+    res = py(box, "x = bytearray(1 << 46)")
     assert res.returncode == 1
     assert "MemoryError" in res.stderr and "memory limit" in res.stderr
+
+
+def test_memory_bomb_single_allocation_touched():
+    """One allocation over the limit, written to: stopped at the limit, which the reason names."""
+    sb = make_box(memory_gib=1)
+    try:
+        res = py(sb, "x = b'x' * (2 * 2**30)")
+        assert res.returncode == 137, res
+        assert res.stderr.rstrip().endswith("killed: memory limit (1 GiB)")
+    finally:
+        sb.cleanup()
 
 
 def test_memory_bomb_growing():
     sb = make_box(memory_gib=1)
     try:
         res = py(sb, "import numpy as np\nl = []\nwhile True:\n    l.append(np.ones(2**24))\n")
-        assert res.returncode == 1
+        assert res.returncode != 0
         assert "memory limit" in res.stderr
     finally:
         sb.cleanup()
@@ -112,10 +125,40 @@ def test_cpu_burning_threads():
             burn()
         """
         res = py(sb, code, timeout=120)
-        assert res.returncode == 128 + signal.SIGXCPU
+        assert res.returncode == 137
         assert res.stderr.rstrip().endswith("killed: cpu time limit (1 s)")
     finally:
         sb.cleanup()
+
+
+def test_cpu_burning_processes_that_leave_the_tree():
+    """Children that start sessions of their own and outlive their parent each stay under a
+    per-process limit; the execution's CPU seconds are counted together and stop them all."""
+    sb = make_box(cpu_seconds=2, cpus=0)
+    try:
+        code = """
+            import os, time
+            for _ in range(3):
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        while True:
+                            pass
+                    os._exit(0)
+            time.sleep(600)
+        """
+        started = time.monotonic()
+        res = py(sb, code, timeout=120)
+        assert res.returncode == 137, res
+        assert res.stderr.rstrip().endswith("killed: cpu time limit (2 s)")
+        assert time.monotonic() - started < 30
+    finally:
+        sb.cleanup()
+
+
+def test_a_program_raising_sigxcpu_itself_is_no_limit(box):
+    res = outcome(box, "import os, signal\nos.kill(os.getpid(), signal.SIGXCPU)")
+    assert (res.returncode, res.limit, res.reason) == (128 + 24, None, "signal SIGXCPU")
 
 
 def test_output_flood(box):

@@ -53,6 +53,7 @@ from typing import Any
 
 import pytest
 
+from scievals.sandbox.limits import Limits
 from scievals.scicode.data.dataset import Problem, Step, load_problems
 from scievals.scicode.extract import header_name
 from scievals.scicode.grade import InputError, read_completions
@@ -61,6 +62,8 @@ pytestmark = pytest.mark.slow
 
 BOUND = 120.0  # seconds: the safety bound on one grade() call unless a test says otherwise
 RSS_GROWTH_LIMIT = 1.5 * 2**30  # bytes the grading process may grow by while grading
+MEMFD_CHUNKS = int((Limits().memory_gib + 1) * 4) + 1
+"""250 MiB memfds that together hold more than a program's memory (this machine's share)."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -1744,13 +1747,13 @@ MACHINERY: list[Attack] = [
         kind="limit",
     ),
     Attack(
-        "memfd-5-gib",
+        "memfd-5-gib",  # the name it had when the limit was 4 GiB; it now holds 1 GiB over it
         "19.1",
         code(
             """
             import os
             _held = []
-            for _i in range(21):
+            for _i in range({memfd_chunks}):
                 _fd = os.memfd_create(f"hold-{_i}")
                 try:
                     os.posix_fallocate(_fd, 0, 250 * 2**20)
@@ -1760,7 +1763,7 @@ MACHINERY: list[Attack] = [
                         os.write(_fd, _chunk)
                 _held.append(_fd)
             """
-        )
+        ).replace("{memfd_chunks}", str(MEMFD_CHUNKS))
         + "\n"
         + gold_code("19.1"),
         kind="limit",
@@ -1899,12 +1902,13 @@ def machinery_run(grader) -> ClassRun:
 @pytest.mark.parametrize("attack", MACHINERY, ids=ids(MACHINERY))
 def test_machinery_attacks(machinery_run, attack):
     """Class 5: programs that stress the machinery around a step: deep directory trees and
-    200,000 files in the working directory (cleanup), 1.6 GB of files and 5 GiB of memfd with
-    gold code (disk and memory caps must fail the step as a limit, whatever the code computes),
-    fork, thread and shell fork bombs with gold code (a limit), an unshare + tmpfs mount, a
-    step that spends 4 s replacing every file it did not open in its directory (other steps'
-    outputs) with FIFOs or forged lines, a detached daemon. Each step fails; the run's other
-    steps (gold 38.1 and 38.2 next to the sabotage, the bystanders) keep their verdicts."""
+    200,000 files in the working directory (cleanup), 1.6 GB of files and memfds 1 GiB over the
+    memory limit with gold code (disk and memory caps must fail the step as a limit, whatever
+    the code computes), fork, thread and shell fork bombs with gold code (a limit), an unshare +
+    tmpfs mount, a step that spends 4 s replacing every file it did not open in its directory
+    (other steps' outputs) with FIFOs or forged lines, a detached daemon. Each step fails; the
+    run's other steps (gold 38.1 and 38.2 next to the sabotage, the bystanders) keep their
+    verdicts."""
     check_attack(machinery_run, attack)
 
 

@@ -31,6 +31,7 @@ PROTOCOL_LABELS = {
     "runtime": "runtime",
     "runtimes": "runtimes",
     "sandbox": "sandbox",
+    "memory_limit": "memory per program",
 }
 # Where a key means something else for one benchmark; any key not named here is labelled by name.
 BENCHMARK_LABELS = {

@@ -28,7 +28,7 @@ from scievals.inputs import InputError
 from scievals.protocol import PROTOCOL_KEYS
 
 BENCHMARK_ORDER = ("scicode", "scibench")
-SHARD_KEYS = ("steps_counted", "sandbox")
+SHARD_KEYS = ("steps_counted", "sandbox", "memory_limit")
 """Protocol entries that may differ between shards of one experiment."""
 
 
@@ -421,6 +421,7 @@ def _combine(shards: list[Run]) -> Run:
     for shard in shards:
         sandboxes[_sandbox(shard)] = sandboxes.get(_sandbox(shard), 0) + len(shard.samples)
     sandbox = " + ".join(sorted(sandboxes)) if len(sandboxes) > 1 else first.protocol.get("sandbox")
+    memory = {str(r.protocol.get("memory_limit")) for r in shards}
     where = [
         f"{name or 'no sandbox'}: {count} samples" for name, count in sorted(sandboxes.items())
     ]
@@ -428,7 +429,14 @@ def _combine(shards: list[Run]) -> Run:
         path=" + ".join(r.path for r in shards),
         task=first.task,
         model=first.model,
-        protocol={**first.protocol, "steps_counted": steps, "sandbox": sandbox},
+        protocol={
+            **first.protocol,
+            "steps_counted": steps,
+            "sandbox": sandbox,
+            "memory_limit": first.protocol.get("memory_limit")
+            if len(memory) == 1
+            else " + ".join(sorted(memory)),
+        },
         temperature=first.temperature,
         epochs=first.epochs,
         created=max(r.created for r in shards),

@@ -61,7 +61,7 @@ def protocol_fields(sandbox: str | None, runtimes: tuple[str, ...] = ()) -> dict
     from scievals.sandbox.runtime import DEFAULT_RUNTIME, REPORTED, pins
 
     if sandbox is None:  # nothing runs model code
-        return {"sandbox": None, "runtime": {}, "runtimes": None}
+        return {"sandbox": None, "runtime": {}, "runtimes": None, "memory_limit": None}
     names = runtimes or (DEFAULT_RUNTIME,)
     if sandbox != "scievals":  # another provider serves the same pins (an image per runtime)
         first = pins(names[0])
@@ -69,13 +69,32 @@ def protocol_fields(sandbox: str | None, runtimes: tuple[str, ...] = ()) -> dict
             "sandbox": _foreign(sandbox, names),
             "runtime": {k: first.get(k) for k in REPORTED},
             "runtimes": list(names),
+            # our compose file takes this machine's figure; another provider's is its own
+            "memory_limit": memory_limit() if sandbox == "docker" else None,
         }
     facts = describe(names[0])
     return {
         "sandbox": f"scievals ({facts['mode']})",
         "runtime": facts["runtime"],
         "runtimes": list(names),
+        "memory_limit": memory_limit(),
     }
+
+
+def memory_limit() -> str:
+    """Each program's memory on this machine, and what it was derived from (``limits.py``)."""
+    from scievals.sandbox.limits import (
+        HARNESS_GIB,
+        TRUSTED_SHARE,
+        Limits,
+        machine_memory_bytes,
+    )
+
+    return (
+        f"{Limits().memory_gib:g} GiB per program: {machine_memory_bytes() / 2**30:.1f} GiB, "
+        f"less {TRUSTED_SHARE:.0%} for trusted workers and {HARNESS_GIB:g} GiB for the harness, "
+        f"over {os.cpu_count() or 1} execution slots (at least 4 GiB)"
+    )
 
 
 def _foreign(sandbox: str, runtimes: tuple[str, ...]) -> str:

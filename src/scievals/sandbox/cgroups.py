@@ -1,14 +1,18 @@
-"""Memory, pids and cpu cgroups, one of each per execution (cgroup v1 or a delegated v2 subtree).
+"""Memory, pids, cpu and cpuacct cgroups, one of each per execution (cgroup v1 or a delegated v2
+subtree).
 
 Rlimits and a polling watcher cannot see shared memory (memfd, tmpfs, /dev/shm pages) nor stop a
 tree between polls; a memory cgroup charges every page the execution touches and the kernel
 stops it at the limit. A cpu group caps an execution's CPU bandwidth (its quota), so a program
-of many busy processes takes the one CPU its execution slot stands for, not the machine. This module finds where groups can go (``detect``) and says so; a standby
-supervisor of the zygote creates an execution's groups and moves its init into them before the
-request comes (``_zygote.join_groups``), reads their counters (OOM kills, refused forks), and
-the harness kills whatever is left and removes them (``Group.remove``). Group names carry the
-harness's pid (``scievals-<pid>-<n>``), so leftovers of a dead harness can be told from a live
-one's.
+of many busy processes takes the one CPU its execution slot stands for, not the machine. A
+cpuacct group (v2: every group's cpu.stat) counts the CPU seconds of everything the execution
+ran, so the supervisor enforces the CPU-time limit without an RLIMIT_CPU, which would make the
+program's process CPU clock tick-granular. This module finds where groups can go (``detect``)
+and says so; a standby supervisor of the zygote creates an execution's groups and moves its init
+into them before the request comes (``_zygote.join_groups``), reads their counters (OOM kills,
+refused forks, CPU seconds), and the harness kills whatever is left and removes them
+(``Group.remove``). Group names carry the harness's pid (``scievals-<pid>-<n>``), so leftovers
+of a dead harness can be told from a live one's.
 """
 
 from __future__ import annotations
@@ -123,10 +127,12 @@ class Cgroups:
     pids_note: str
     cpu: Path | None = None  # parent of the per-execution cpu groups (the same dir on v2)
     cpu_note: str = "not probed"
+    cpuacct: Path | None = None  # parent of the groups whose CPU seconds are read (v2: cpu.stat)
+    cpuacct_note: str = "not probed"
 
     @property
     def parents(self) -> set[Path]:
-        return {p for p in (self.memory, self.pids, self.cpu) if p is not None}
+        return {p for p in (self.memory, self.pids, self.cpu, self.cpuacct) if p is not None}
 
     def wire(self) -> dict | None:
         """Where the zygote's supervisors create each execution's groups (None: nowhere)."""
@@ -137,6 +143,7 @@ class Cgroups:
             "memory": str(self.memory) if self.memory else None,
             "pids": str(self.pids) if self.pids else None,
             "cpu": str(self.cpu) if self.cpu else None,
+            "cpuacct": str(self.cpuacct) if self.cpuacct else None,
             "memsw": self.memsw,
             "prefix": f"scievals-{os.getpid()}-",
         }
@@ -159,11 +166,27 @@ class Cgroups:
 
     def describe_cpu(self, cpus: float) -> str:
         if not cpus:
-            return "no cap (cpus=0): rlimit of CPU seconds only"
+            return "no cap (cpus=0): a limit of CPU seconds only"
         if self.cpu is None:
-            return f"no cap (no cpu cgroup: {self.cpu_note}): rlimit of CPU seconds only"
+            return f"no cap (no cpu cgroup: {self.cpu_note}): a limit of CPU seconds only"
         knob = "cpu.max" if self.version == 2 else "cpu.cfs_quota_us"
         return f"cgroup v{self.version} {knob}: {cpus:g} CPU per execution"
+
+    def describe_cpu_seconds(self, seconds: float, mode: str) -> str:
+        if self.cpuacct is not None:
+            knob = "cpu.stat usage_usec" if self.version == 2 else "cpuacct.usage"
+            return (
+                f"supervisor: {seconds:g} s for the whole execution, read from cgroup "
+                f"v{self.version} {knob} every 0.1 s (no RLIMIT_CPU: CPU clocks at full "
+                "resolution)"
+            )
+        said = (
+            f"supervisor: {seconds:g} s for the process tree, its /proc times read every 0.1 s "
+            f"(no cpu accounting cgroup: {self.cpuacct_note})"
+        )
+        if mode == "rlimits-only":
+            said += f"; RLIMIT_CPU {seconds:g} s per process too (no pid namespace to hold orphans)"
+        return said
 
     def sweep(self) -> None:
         """Remove groups left by harness processes that no longer exist."""
@@ -218,16 +241,29 @@ def detect() -> Cgroups:
     own = _own_paths()
     mounts = _mounts()
     v1: dict[str, Path | None] = {}
-    for ctl in ("memory", "pids", "cpu"):
+    for ctl in ("memory", "pids", "cpu", "cpuacct"):
         mount = next((m for m in mounts if m.version == 1 and ctl in m.controllers), None)
         v1[ctl] = mount.dir_for(own[ctl]) if mount and ctl in own else None
-    if v1["memory"] or v1["pids"] or v1["cpu"]:
+    if any(v1.values()):
         return _probe_v1(v1)
     v2 = next((m for m in mounts if m.version == 2), None)
     if v2 is None or "" not in own:
-        why = "no cgroup v1 memory/pids/cpu controller and no cgroup v2 hierarchy"
-        return Cgroups(None, None, None, False, why, why, None, why)
+        why = "no cgroup v1 memory/pids/cpu/cpuacct controller and no cgroup v2 hierarchy"
+        return Cgroups(None, None, None, False, why, why, None, why, None, why)
     return _probe_v2(v2.dir_for(own[""]))
+
+
+def own_memory_dirs() -> list[tuple[Path, str]]:
+    """Where this process's memory cgroup is, with the name of its limit file: v1's
+    ``memory.limit_in_bytes``, v2's ``memory.max`` (visible mounts only)."""
+    own = _own_paths()
+    out = []
+    for mount in _mounts():
+        if mount.version == 1 and "memory" in mount.controllers and "memory" in own:
+            out.append((mount.dir_for(own["memory"]), "memory.limit_in_bytes"))
+        elif mount.version == 2 and "" in own:
+            out.append((mount.dir_for(own[""]), "memory.max"))
+    return out
 
 
 def _own_paths() -> dict[str, str]:
@@ -259,6 +295,9 @@ def _probe_v1(dirs: dict[str, Path | None]) -> Cgroups:
                     memsw = (probe / "memory.memsw.limit_in_bytes").exists()
                 elif ctl == "pids":
                     (probe / "pids.max").write_text("64")
+                elif ctl == "cpuacct":
+                    if not (probe / "cpuacct.usage").read_text().strip():
+                        raise OSError("cpuacct.usage is empty")
                 else:
                     (probe / "cpu.cfs_period_us").write_text(str(CPU_PERIOD_US))
                     (probe / "cpu.cfs_quota_us").write_text(str(CPU_PERIOD_US))
@@ -276,6 +315,8 @@ def _probe_v1(dirs: dict[str, Path | None]) -> Cgroups:
         notes["pids"],
         usable["cpu"],
         notes["cpu"],
+        usable["cpuacct"],
+        notes["cpuacct"],
     )
 
 
@@ -284,7 +325,7 @@ def _probe_v2(here: Path) -> Cgroups:
     move ourselves into a leaf so that the controllers can be enabled for its children)."""
 
     def unavailable(why: str) -> Cgroups:
-        return Cgroups(None, None, None, False, why, why, None, why)
+        return Cgroups(None, None, None, False, why, why, None, why, None, why)
 
     try:
         offered = (here / "cgroup.controllers").read_text().split()
@@ -321,4 +362,6 @@ def _probe_v2(here: Path) -> Cgroups:
         "" if "pids" in wanted else missing,
         here if "cpu" in wanted else None,
         "" if "cpu" in wanted else missing,
+        here,  # every v2 group has cpu.stat, whichever controllers it has
+        "",
     )

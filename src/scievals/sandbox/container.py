@@ -34,6 +34,7 @@ from inspect_ai.util import (
 
 from scievals.sandbox import seccomp
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
+from scievals.sandbox.image import RUNNER_MIB
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import LIMITS, Outcome
 from scievals.sandbox.runtime import WARM_MODULES
@@ -182,6 +183,7 @@ async def run_file(
             "timeout": timeout,
             "tail": tail_bytes,
             "limits": Limits().wire(),
+            "runner_bytes": RUNNER_MIB << 20,
             "filters": _filters(),
             "marks": list(seccomp.FLOOR_MARKS),
             **_server_fields(env),

@@ -11,8 +11,10 @@ which limit stopped it. For each program it
 - writes the program file and runs it in a session of its own, under the sandbox's rlimits,
   the harness's seccomp filter and a second filter that keeps its signals (and rlimit and
   pidfd calls) off every process older than itself (the runner, the container's init);
-- enforces the wall clock, keeps the last bytes of each output stream, watches the memory and
-  pids counters of the container's cgroup and whether its capped file systems filled up;
+- enforces the wall clock and the CPU seconds (the container's cgroup's, not an RLIMIT_CPU,
+  which would make the program's process CPU clock tick-granular), keeps the last bytes of each
+  output stream, watches the memory and pids counters of the container's cgroup and whether its
+  capped file systems filled up;
 - kills every process the program left (the runner is their subreaper, so a double fork does
   not escape) and reads the file the harness asked for (never following a link, never
   blocking, bounded), then empties the directories again.
@@ -46,6 +48,11 @@ POLL_SECONDS = 0.05
 CGROUP_V2 = "/sys/fs/cgroup"
 MQUEUE = "/dev/mqueue"
 V1_OOM, V1_PIDS = "/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/pids/pids.events"
+CPU_USAGE = (  # the container's CPU seconds: v2, then v1 with cpuacct on its own or with cpu
+    f"{CGROUP_V2}/cpu.stat",
+    "/sys/fs/cgroup/cpuacct/cpuacct.usage",
+    "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage",
+)
 BOOT_TICKS = os.sysconf("SC_CLK_TCK")  # one second
 libc = ctypes.CDLL(None, use_errno=True)
 Z = None
@@ -214,6 +221,35 @@ def oom_kills():
     return max(Z.counter(p, "oom_kill") for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
 
 
+def program_memory(req):
+    """The program's memory: the harness's figure, or less where the container holds less
+    beside the runner's share (a pod's limits, a compose file read without the harness's
+    variable), so that a memory verdict names the limit that applied."""
+    wanted = req["limits"]["memory_bytes"]
+    for path in (f"{CGROUP_V2}/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        with contextlib.suppress(OSError, ValueError):
+            with open(path) as fh:
+                held = int(fh.read())
+            return min(wanted, held - req["runner_bytes"])
+    return wanted
+
+
+def memory_counted():
+    """The container's memory cgroup shows its OOM kills: the kernel enforces real memory, and
+    the program needs no address-space limit (which overstates what NumPy and OpenBLAS use)."""
+    return any(os.path.exists(p) for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
+
+
+def cpu_seconds(pid):
+    """CPU seconds so far: of the whole container where its cgroup says (the runner's and the
+    warm server's share beside the program is a fraction of a percent), else of the program's
+    process tree from /proc."""
+    for path in CPU_USAGE:
+        if os.path.exists(path):
+            return Z.cgroup_cpu_seconds(path)
+    return Z.tree_cpu_seconds(Z.tree(pid)) if pid else 0.0
+
+
 def fork_refusals():
     """Forks the container's pids cgroup refused so far (0 where it shows no counter)."""
     return max(Z.counter(p, "max") for p in (f"{CGROUP_V2}/pids.events", V1_PIDS))
@@ -251,15 +287,15 @@ def become_program(req, home, out_w, err_w):
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")  # the kernel's OOM killer takes the program, never the runner
     lim = req["limits"]
-    for res, value in (
-        (resource.RLIMIT_AS, lim["memory_bytes"]),
+    limits = [
         (resource.RLIMIT_FSIZE, lim["file_bytes"]),
         (resource.RLIMIT_NOFILE, lim["open_files"]),
         (resource.RLIMIT_CORE, 0),
-    ):
+    ]
+    if not memory_counted():
+        limits.append((resource.RLIMIT_AS, lim["memory_bytes"]))
+    for res, value in limits:  # no RLIMIT_CPU: the runner counts CPU seconds (clocks stay fine)
         resource.setrlimit(res, (value, value))
-    cpu = int(lim["cpu_seconds"])
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     os.chdir(home)
     os.umask(0o002)
     for sig in (signal.SIGTERM, signal.SIGCHLD):
@@ -295,6 +331,8 @@ def serve():
     before any program of the container ran; the programs' guard keeps them off it, and it
     answers only requests that carry the harness's token."""
     config = json.loads(sys.stdin.readline())
+    if sys.path[:1] == [""]:  # what -c puts first; a program gets its own directory there
+        del sys.path[0]
     load_zygote(config["zygote"])
     Z.prctl(Z.PR_SET_DUMPABLE, 0)
     subreaper()
@@ -352,10 +390,9 @@ def handle(conn, token, zygote):
     while True:
         reap()
         if pid in REAPED:
-            status, usage = REAPED.pop(pid)
+            status, _ = REAPED.pop(pid)
             conn.setblocking(True)
-            message = {"status": status, "cpu": usage.ru_utime + usage.ru_stime}
-            conn.sendall(json.dumps(message).encode() + b"\n")
+            conn.sendall(json.dumps({"status": status}).encode() + b"\n")
             return
         REAPED.clear()
         try:
@@ -417,7 +454,8 @@ def warm_server(req, keep, known):
 
 
 def start_warm(req, home, warm, out_w, err_w):
-    """Ask the warm server to fork the program: the connection it answers on, or None."""
+    """Ask the warm server to fork the program: the connection it answers on and the program's
+    pid, or None."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(10)
@@ -431,17 +469,17 @@ def start_warm(req, home, warm, out_w, err_w):
             if not chunk:
                 raise OSError("the warm server closed the connection")
             reply += chunk
-        json.loads(reply)["pid"]
+        pid = json.loads(reply)["pid"]
     except (OSError, ValueError, KeyError):
         conn.close()
         return None
     conn.setblocking(False)
-    return conn
+    return conn, pid
 
 
 def warm_status(conn, buffer):
-    """The program's (status, cpu seconds) once the warm server sends them; None meanwhile;
-    raises OSError when the server went away without them."""
+    """The program's wait status once the warm server sends it; None meanwhile; raises OSError
+    when the server went away without it."""
     try:
         chunk = conn.recv(4096)
     except BlockingIOError:
@@ -451,8 +489,7 @@ def warm_status(conn, buffer):
     buffer += chunk
     if not buffer.endswith(b"\n"):
         return None
-    message = json.loads(buffer)
-    return message["status"], message["cpu"]
+    return json.loads(buffer)["status"]
 
 
 def reset(home, keep, keep_name=None):
@@ -475,6 +512,7 @@ def cleared(req, home):
 
 
 def run(req, home):
+    req["limits"] = {**req["limits"], "memory_bytes": program_memory(req)}
     keep = ancestors()
     known = known_warm(req, keep)
     reset(home, keep)
@@ -488,9 +526,11 @@ def run(req, home):
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     start = time.monotonic()
-    conn = start_warm(req, home, warm, out_w, err_w) if warm else None
-    pid, buffer = None, bytearray()
-    if conn is None:
+    started = start_warm(req, home, warm, out_w, err_w) if warm else None
+    conn, pid, buffer = None, None, bytearray()
+    if started is not None:
+        conn, pid = started
+    else:
         warm = None
         pid = os.fork()
         if pid == 0:
@@ -506,6 +546,7 @@ def run(req, home):
     if conn is not None:
         poller.register(conn, select.POLLIN)  # its answer ends the wait at once
     stop, status, disk = None, None, None
+    cpu0 = cpu_seconds(pid)
     while status is None:
         if stop is None:
             disk = disk or full((home, "/tmp"))
@@ -515,13 +556,14 @@ def run(req, home):
                 stop = ("memory", memory_reason(lim))
             elif fork_refusals() > refused0:
                 stop = ("processes", process_reason(lim))
+            elif cpu_seconds(pid) - cpu0 > lim["cpu_seconds"]:
+                stop = ("cpu", f"cpu time limit ({lim['cpu_seconds']:g} s)")
             if stop is not None:
                 sweep(keep)
         drain(poller, tails, live, cap, int(POLL_SECONDS * 1000))
         reap()
-        if pid in REAPED:
-            wait_status, usage = REAPED.pop(pid)
-            status = (wait_status, usage.ru_utime + usage.ru_stime)
+        if conn is None and pid in REAPED:
+            status = REAPED.pop(pid)[0]
         elif conn is not None:
             try:
                 status = warm_status(conn, buffer)
@@ -543,7 +585,7 @@ def run(req, home):
     }
     if conn is not None:
         conn.close()
-    answer.update(verdict(*status, stop, disk, lim, oom0, refused0))
+    answer.update(verdict(status, stop, disk, lim, oom0, refused0))
     answer["warm"] = warm
     answer.update(collect(req, home))
     reset(home, keep, keep_name=HELD)
@@ -577,7 +619,7 @@ def process_reason(lim):
     return f"process limit ({lim['processes']} processes and threads)"
 
 
-def verdict(status, cpu_used, stop, disk, lim, oom0, refused0):
+def verdict(status, stop, disk, lim, oom0, refused0):
     """returncode, limit and reason, as our own sandbox's supervisor says them."""
     if stop is not None and stop[0] == "timeout":
         return {"returncode": None, "limit": "timeout", "reason": stop[1]}
@@ -587,9 +629,6 @@ def verdict(status, cpu_used, stop, disk, lim, oom0, refused0):
         return {"returncode": 137, "limit": stop[0], "reason": stop[1]}
     if oom_kills() > oom0:
         return {"returncode": code, "limit": "memory", "reason": memory_reason(lim)}
-    cpu = lim["cpu_seconds"]
-    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_used >= cpu):
-        return {"returncode": code, "limit": "cpu", "reason": f"cpu time limit ({cpu:g} s)"}
     if sig == signal.SIGXFSZ:
         reason = f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
         return {"returncode": code, "limit": "file_size", "reason": reason}

@@ -1,6 +1,7 @@
 """What this host really enforces per execution, probed once per process, and the log's words
-for it (``describe()["enforced"]``): memory and pids cgroups, the seccomp filter, a fresh session
-keyring, the disk cap. Anything missing is said, with the reason, never silently dropped."""
+for it (``describe()["enforced"]``): memory, pids, cpu and cpuacct cgroups, the seccomp filter, a
+fresh session keyring, the disk cap. Anything missing is said, with the reason, never silently
+dropped."""
 
 from __future__ import annotations
 
@@ -40,10 +41,14 @@ class Enforcement:
             disk = f"tmpfs {limits.disk_mib} MiB, {limits.inodes} inodes"
         else:
             disk = f"no cap ({self.disk_note}); only RLIMIT_FSIZE {limits.file_mib} MiB per file"
+        memory = self.cgroups.describe_memory(memory_bytes)
+        if self.cgroups.memory is not None and mode == "rlimits-only":
+            memory += f"; RLIMIT_AS {limits.memory_gib:g} GiB per process too (rlimits-only mode)"
         return {
-            "memory": self.cgroups.describe_memory(memory_bytes),
+            "memory": memory,
             "pids": self.cgroups.describe_pids(limits.processes),
             "cpu": self.cgroups.describe_cpu(limits.cpus),
+            "cpu_seconds": self.cgroups.describe_cpu_seconds(limits.cpu_seconds, mode),
             "seccomp": filtered,
             "keyring": keyring,
             "disk": disk,

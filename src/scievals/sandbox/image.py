@@ -14,6 +14,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -28,7 +29,7 @@ import yaml
 
 from scievals.artifacts import ArtifactError, sha256_file
 from scievals.paths import cache_dir
-from scievals.sandbox.limits import Limits
+from scievals.sandbox.limits import MEMORY_FLOOR_GIB, Limits
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
     WARM_MODULES,
@@ -50,7 +51,13 @@ PULL_SECONDS = 60
 # A container's limits are our sandbox's per-execution defaults (one source for the numbers),
 # applied per sample, with one CPU per sample as inspect_evals runs it.
 _LIMITS = Limits()
-MEMORY_MIB = int(_LIMITS.memory_gib * 1024)
+MEMORY_MIB = int(MEMORY_FLOOR_GIB * 1024)
+"""A program's memory where the harness's machine says nothing about the container's: a
+Kubernetes pod, and a compose file read without ``MEMORY_VARIABLE`` set."""
+MEMORY_VARIABLE = "SCIEVALS_CONTAINER_MEMORY"
+"""Our compose file takes a container's memory from this variable, which the harness sets (to
+its own per-execution memory, ``Limits().memory_gib``, and the runner's share) before Inspect
+starts a container: the packaged file stays one file for every machine."""
 CPUS = 1
 TMP_TMPFS = f"size={_LIMITS.tmp_mib}m,nr_inodes={_LIMITS.inodes},mode=1777"
 WORK_TMPFS = (
@@ -63,6 +70,11 @@ the warm server (the scientific stack imported once: about 300 MiB resident)."""
 RUNNER_PROCESSES = 6
 """Tasks of the container beyond the program's: its init and main process, the exec's
 wrapper, the runner, the warm server."""
+
+
+def container_memory() -> str:
+    """A container's memory for this machine: a program's and the runner's share beside it."""
+    return f"{int(Limits().memory_gib * 1024) + RUNNER_MIB}m"
 
 
 def image_tag(runtime: str) -> str:
@@ -372,6 +384,7 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
     what the runner needs beside it (``RUNNER_MIB``, ``RUNNER_PROCESSES``)."""
     images = images or {}
     services: dict[str, Any] = {}
+    memory = f"${{{MEMORY_VARIABLE}:-{MEMORY_MIB + RUNNER_MIB}m}}"
     for index, name in enumerate(check_runtimes(runtimes)):
         services[runtime_environment(name, index)] = {
             "image": images.get(name, image_tag(name)),
@@ -383,8 +396,8 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
             "read_only": True,
             "tmpfs": [f"/home/sandbox:{WORK_TMPFS}", f"/tmp:{TMP_TMPFS}"],
             "shm_size": "64m",
-            "mem_limit": f"{MEMORY_MIB + RUNNER_MIB}m",
-            "memswap_limit": f"{MEMORY_MIB + RUNNER_MIB}m",
+            "mem_limit": memory,
+            "memswap_limit": memory,
             "pids_limit": _LIMITS.processes + RUNNER_PROCESSES,
             "cpus": CPUS,
             "cap_drop": ["ALL"],
@@ -403,7 +416,9 @@ def compose_text(runtimes: tuple[str, ...], images: dict[str, str] | None = None
 
 def compose_file(runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)) -> Path:
     """The compose file for ``runtimes``: the packaged one for the default runtime, else one
-    written under the cache (the same for the same runtimes)."""
+    written under the cache (the same for the same runtimes). Its containers' memory is this
+    machine's (``MEMORY_VARIABLE``, set here unless the environment sets it)."""
+    os.environ.setdefault(MEMORY_VARIABLE, container_memory())
     text = compose_text(runtimes)
     packaged = resources.files("scievals.sandbox").joinpath("docker", "compose.yaml")
     if packaged.read_text() == text:
