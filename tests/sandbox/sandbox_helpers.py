@@ -9,6 +9,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from timing import HANG_S
+
 from scievals.sandbox import sampledir
 from scievals.sandbox._zygote import tree
 from scievals.sandbox.engine import engine
@@ -150,7 +152,7 @@ def our_dirs() -> list[Path]:
 def assert_no_leftovers() -> None:
     """Every execution's processes, cgroups, mounts and directories are gone (supervisors may take
     a moment to exit)."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + HANG_S
     while (sandbox_pids() or our_cgroups()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sandbox_pids() == []

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from timing import HANG_S
 
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox._zygote import within
@@ -46,7 +47,7 @@ def tmp_cache(tmp_path_factory) -> Path:
 def run_cli(cache: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "SCIEVALS_CACHE": str(cache)}
     return subprocess.run(
-        [SCIEVALS, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=600
+        [SCIEVALS, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=HANG_S
     )
 
 

@@ -7,10 +7,10 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from timing import must_end
 
 from scievals.sandbox import cgroups, sampledir
 from scievals.sandbox._zygote import MS_NOSUID, mount, umount
@@ -58,14 +58,13 @@ def test_planted_non_files_are_refused_without_blocking(box, name):
     res = outcome(box, PLANTS[name])
     assert res.returncode == 0, res.stderr
     path = "sub/passwd" if name == "symlinked_parent" else "records.jsonl"
-    start = time.monotonic()
-    with pytest.raises(NotRegularFileError):
-        run(read_regular_file(box, path, 1 << 20))
-    with pytest.raises((PermissionError, IsADirectoryError)):  # read_file: the same safe read
-        run(box.read_file(path))
-    with pytest.raises(PermissionError):  # and writing through a plant is refused too
-        run(box.write_file(path, "x"))
-    assert time.monotonic() - start < 5
+    with must_end(f"reads and a write of a planted {name}"):
+        with pytest.raises(NotRegularFileError):
+            run(read_regular_file(box, path, 1 << 20))
+        with pytest.raises((PermissionError, IsADirectoryError)):  # read_file: the same safe read
+            run(box.read_file(path))
+        with pytest.raises(PermissionError):  # and writing through a plant is refused too
+            run(box.write_file(path, "x"))
     assert outcome(box, EMPTY_THE_DIRECTORY).returncode == 0
 
 
@@ -140,9 +139,8 @@ def test_remove_tree_handles_any_depth_links_and_modes(scratch):
     locked.mkdir()
     (locked / "f").write_text("x")
     locked.chmod(0)
-    start = time.monotonic()
-    sampledir.remove_tree(tree)
-    assert time.monotonic() - start < 10
+    with must_end("removing a deep tree of loops, a FIFO and a socket"):
+        sampledir.remove_tree(tree)
     assert not tree.exists()
     assert (outside / "keep.txt").read_text() == "keep"
     sampledir.remove_tree(tree)  # already gone: fine

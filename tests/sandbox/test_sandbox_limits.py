@@ -8,6 +8,7 @@ import os
 import time
 
 import pytest
+from timing import must_end
 
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import run_program
@@ -40,12 +41,6 @@ def healthy_after(box):
     assert_no_leftovers()
     res = outcome(box, "import numpy; print(numpy.arange(3).sum())")
     assert (res.returncode, res.stdout, res.limit) == (0, "3\n", None)
-
-
-def timed(box, code: str, **kw):
-    start = time.monotonic()
-    res = outcome(box, code, **kw)
-    return res, time.monotonic() - start
 
 
 # ---------------------------------------------------------------- memory the rlimits cannot see
@@ -112,11 +107,11 @@ MEMORY_ATTACKS = {
 
 @pytest.mark.parametrize("name", sorted(MEMORY_ATTACKS))
 def test_memory_cgroup_catches_what_rlimits_miss(box, name):
-    res, seconds = timed(box, MEMORY_ATTACKS[name], timeout=20)
-    assert res.limit == "memory", (res, name)
+    with must_end(f"the memory attack {name}"):
+        res = outcome(box, MEMORY_ATTACKS[name], timeout=20)
+    assert res.limit == "memory", (res, name)  # not its timeout: the cgroup ended it
     assert res.reason == "memory limit (0.5 GiB)"
     assert res.returncode == 137 and "survived" not in res.stdout
-    assert seconds < 20
 
 
 def test_tmpfs_in_a_nested_user_namespace_is_refused(box):
@@ -144,17 +139,16 @@ def test_tmpfs_in_a_nested_user_namespace_is_refused(box):
     ids=["fork_bomb", "thread_bomb", "subprocess_bomb"],
 )
 def test_process_limit_is_the_pids_cgroup(box, code):
-    res, seconds = timed(box, code, timeout=20)
-    assert res.limit == "processes", res
+    with must_end("a process bomb"):
+        res = outcome(box, code, timeout=20)
+    assert res.limit == "processes", res  # not its timeout: the pids cgroup ended it
     assert res.reason == "process limit (64 processes and threads)"
-    assert seconds < 20
 
 
 def test_shell_fork_bomb(box):
-    start = time.monotonic()
-    res = run(run_program(box, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], timeout=20))
+    with must_end("a shell fork bomb"):
+        res = run(run_program(box, ["bash", "-c", ":(){ :|:& };: ; sleep 100"], timeout=20))
     assert res.limit == "processes" and res.returncode == 137
-    assert time.monotonic() - start < 20
 
 
 # ---------------------------------------------------------------- CPU bandwidth
@@ -233,10 +227,10 @@ DISK_ATTACKS = {
 def test_disk_caps_stop_floods_with_enospc(box, name):
     if not engine().disk_caps and not name.startswith(("tmp", "dev")):
         pytest.skip("sample directories are not capped here (not root)")
-    res, seconds = timed(box, DISK_ATTACKS[name], timeout=20)
+    with must_end(f"the disk attack {name}"):
+        res = outcome(box, DISK_ATTACKS[name], timeout=20)
     assert res.returncode == 1 and "No space left on device" in res.stderr, res
     assert res.limit == "disk" and res.reason.startswith("disk limit ("), res
-    assert seconds < 20
     assert outcome(box, EMPTY_THE_DIRECTORY).returncode == 0
 
 
@@ -263,9 +257,8 @@ def test_deep_nesting_and_links_are_removed_by_cleanup():
         res = outcome(sb, code)
         assert res.stdout == "deep\n", res
     finally:
-        start = time.monotonic()
-        sb.cleanup()  # must not raise (no RecursionError) and must not follow root_link
-    assert time.monotonic() - start < 10
+        with must_end("cleaning up deep nesting and links"):
+            sb.cleanup()  # must not raise (no RecursionError) and must not follow root_link
     assert not sb.directory.exists()
     assert os.path.exists("/usr/bin")
 
@@ -311,8 +304,9 @@ def test_every_limit_kind_is_structured():
         assert res.limit == "file_size" and res.returncode == 128 + 25, res
         res = run(run_program(sb, ["bash", "-c", "while :; do :; done"], timeout=30))
         assert res.limit == "cpu", res
+        started = time.monotonic()
         res = outcome(sb, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")
         assert (res.limit, res.returncode, res.reason) == (None, 139, "signal SIGSEGV")
-        assert res.seconds < 5
+        assert 0 <= res.seconds <= time.monotonic() - started  # the program's time, in seconds
     finally:
         sb.cleanup()

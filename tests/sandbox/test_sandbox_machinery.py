@@ -6,6 +6,7 @@ executions go on; the next one works."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ import threading
 import time
 
 import pytest
+from timing import HANG_S, must_end
 
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox.engine import Channel, Request, SandboxError, engine, recv_msg, send_msg
@@ -56,7 +58,7 @@ def supervisors() -> list[int]:
     return [pid for pid in children(zygote_pid()) if any(children(i) for i in children(pid))]
 
 
-def kill_when(find, times: int, deadline: float = 20) -> threading.Thread:
+def kill_when(find, times: int, deadline: float = HANG_S) -> threading.Thread:
     """In the background: SIGKILL what ``find()`` returns, ``times`` distinct processes."""
 
     def go() -> None:
@@ -107,10 +109,9 @@ def test_zygote_killed_while_it_restarts(box):
         return [proc.pid] if proc is not None and proc.pid != first else []
 
     killer = kill_when(restarting, times=2)
-    start = time.monotonic()
-    res = outcome(box, "print(1)")
-    killer.join()
-    assert time.monotonic() - start < 10
+    with must_end("an execution whose zygote is killed twice while it restarts"):
+        res = outcome(box, "print(1)")
+        killer.join()
     # both attempts' zygotes were killed while warming up: no verdict, no exception, no hang
     assert res.infrastructure and "zygote" in res.infrastructure, res
     assert res.returncode is None and res.limit is None
@@ -125,11 +126,10 @@ def test_killed_supervisor_is_retried(box):
 
 def test_supervisor_killed_twice_gives_an_infrastructure_outcome(box):
     killer = kill_when(supervisors, times=2)
-    start = time.monotonic()
-    res = outcome(box, SLOW)
-    killer.join()
+    with must_end("an execution whose supervisor is killed twice"):
+        res = outcome(box, SLOW)
+        killer.join()
     assert res.infrastructure and "supervisor" in res.infrastructure, res
-    assert time.monotonic() - start < 20
     with pytest.raises(SandboxError):  # Inspect's exec raises rather than invent a verdict
         killer = kill_when(supervisors, times=2)
         run(box.exec(["python3", "-c", SLOW]))
@@ -177,10 +177,9 @@ def test_stuck_zygote_is_replaced(box, monkeypatch):
     monkeypatch.setattr(engine_module, "CONTROL_SECONDS", 1)
     old = zygote_pid()
     os.kill(old, signal.SIGSTOP)
-    start = time.monotonic()
-    res = outcome(box, "print(1)")
+    with must_end("an execution beside a stopped zygote"):
+        res = outcome(box, "print(1)")
     assert (res.returncode, res.stdout, res.infrastructure) == (0, "1\n", None)
-    assert time.monotonic() - start < 10
     assert zygote_pid() != old
     with pytest.raises(ProcessLookupError):
         os.kill(old, 0)
@@ -229,14 +228,22 @@ def eof_mid_message(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     sock.sendall((1000).to_bytes(8, "big") + b'{"returncode": 0, "std')
 
 
+def hold(sock: socket.socket) -> None:
+    """Keep the channel open, saying nothing, until the harness closes it (or past the hang
+    bound): only the harness's own timeouts end the wait."""
+    sock.settimeout(2 * HANG_S)
+    with contextlib.suppress(OSError):
+        sock.recv(1)
+
+
 def silent(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     acknowledge(sock, stand_in)
-    time.sleep(5)
+    hold(sock)
 
 
 def never_acknowledges(sock: socket.socket, stand_in: subprocess.Popen) -> None:
     recv_msg(sock)
-    time.sleep(5)
+    hold(sock)
 
 
 def acknowledges_without_a_pidfd(sock: socket.socket, stand_in: subprocess.Popen) -> None:
@@ -285,10 +292,9 @@ def test_a_supervisor_that_ended_before_its_acknowledgment_was_read_is_no_failur
 def test_broken_channels_raise_quickly(box, behaviour, monkeypatch):
     monkeypatch.setattr(engine_module, "CONTROL_SECONDS", 1)
     monkeypatch.setattr(engine_module, "ANSWER_MARGIN_SECONDS", 1)
-    start = time.monotonic()
-    with pytest.raises(SandboxError):
+    what = f"the SandboxError of fake channel {behaviour.__name__}"
+    with must_end(what), pytest.raises(SandboxError):
         engine().run(request(box), fake_channel(behaviour))
-    assert time.monotonic() - start < 4
     engine()._broken = False  # the fake channel's failure says nothing about the zygote
 
 

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from timing import HANG_S
 
 from scievals.sandbox.enforce import enforcement
 from scievals.sandbox.engine import UID_LOCKS, SandboxError, UidPool
@@ -155,7 +156,7 @@ def test_a_root_run_and_a_user_run_at_once(two_runs):
         (user, start(user, str(user_scievals), USER, USER_STEPS), USER_STEPS),
     ]
     for folder, proc, steps in runs:
-        _, err = proc.communicate(timeout=600)
+        _, err = proc.communicate(timeout=HANG_S)
         assert proc.returncode == 0, err
         lines = [json.loads(x) for x in (folder / "home" / "v.jsonl").read_text().splitlines()]
         assert {v["step"]: v["passed"] for v in lines[:-1]} == {
