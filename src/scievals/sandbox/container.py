@@ -35,6 +35,7 @@ from inspect_ai.util import (
 from scievals.sandbox import seccomp
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 from scievals.sandbox.image import RUNNER_MIB
+from scievals.sandbox.kept import KeptFile
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import LIMITS, Outcome
 from scievals.sandbox.runtime import WARM_MODULES
@@ -59,7 +60,8 @@ class FileRun:
     """One program run from a file, and the file it was asked to keep, as read."""
 
     outcome: Outcome
-    kept: bytes | None
+    kept: bytes | KeptFile | None
+    """The container's kept file as read; ``execution.run_file`` spools it (``kept.py``)."""
     kept_error: OSError | None
 
 

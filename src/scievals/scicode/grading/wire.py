@@ -328,15 +328,22 @@ def decode(value: Any, handle: Callable[..., Any] | None = None, depth: int = 0)
     return _DECODERS[form_kind(value)](value, handle, depth + 1)
 
 
+def _number(text: Any) -> float:
+    try:
+        return float(_text(text))
+    except ValueError as exc:
+        raise WireError(f"malformed float {str(text)[:40]!r}") from exc
+
+
 def _float(value: dict[str, Any], handle: Any, depth: int) -> float:
-    return float(_text(value["float"]))
+    return _number(value["float"])
 
 
 def _complex(value: dict[str, Any], handle: Any, depth: int) -> complex:
     parts = value["complex"]
     if not isinstance(parts, list) or len(parts) != 2:
         raise WireError("malformed complex")
-    return complex(float(_text(parts[0])), float(_text(parts[1])))
+    return complex(_number(parts[0]), _number(parts[1]))
 
 
 def _bytes(value: dict[str, Any], handle: Any, depth: int) -> bytes:
