@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
+from timing import SLOWNESS_ENV, hang_s, slowness
 
 # A deadline is a wall-clock figure for speed: a busy machine fails it (linearity is tested as
 # a CPU-time ratio instead, tests/timing.py).
@@ -50,17 +51,13 @@ def pytest_configure(config: pytest.Config) -> None:
         subprocess.Popen([sys.executable, "-c", SPIN, BUSY_MARK, str(os.getpid())])
         for _ in range(config.getoption("busy"))
     ]
-    import timing  # calibrated here, under the busy load
-
-    os.environ[timing.SLOWNESS_ENV] = repr(timing.SLOWNESS)
+    os.environ[SLOWNESS_ENV] = repr(slowness())  # measured under the busy load
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    import timing
-
     busy = len(config.stash.get(BUSY, []))
     return (
-        f"hang bound {timing.HANG_S:.0f} s ({timing.SLOWNESS:.2f}x the reference loop time), "
+        f"hang bound {hang_s():.0f} s ({slowness():.2f}x the reference loop time), "
         f"busy processes: {busy}"
     )
 

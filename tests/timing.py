@@ -3,7 +3,8 @@
 A bound on time in a test means one of two things. "It must end" (a hang, a bomb): the test
 waits at most ``HANG_S``, a generous bound that only a hang reaches, scaled by how slow this
 machine runs a fixed loop now (measured once per session, in the process that starts the run,
-after the ``--busy`` load has started; see tests/conftest.py). "It is linear, not quadratic":
+after the ``--busy`` load has started; see tests/conftest.py: a conftest calls ``hang_s()`` when
+it needs the bound, as importing ``HANG_S`` measures it). "It is linear, not quadratic":
 ``assert_linear`` compares the CPU time of a call with that of the same call on an input a tenth
 of the size, in the same test. No test asserts a wall-clock figure for speed: bench/ measures it.
 """
@@ -16,7 +17,7 @@ import statistics
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import partial
+from functools import cache, partial
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -56,24 +57,42 @@ def calibrate() -> float:
     return max(1.0, statistics.median(runs) / REFERENCE_S)
 
 
-SLOWNESS = float(os.environ.get(SLOWNESS_ENV) or calibrate())
-HANG_S = BASE_HANG_S * SLOWNESS
+@cache
+def slowness() -> float:
+    """The session's calibration: the controller's, where it handed one down, else measured now."""
+    return float(os.environ.get(SLOWNESS_ENV) or calibrate())
+
+
+def hang_s() -> float:
+    """The hang bound in seconds: the base, scaled by the session's calibration."""
+    return BASE_HANG_S * slowness()
+
+
+def __getattr__(name: str) -> float:
+    """``HANG_S`` and ``SLOWNESS``, measured on first use rather than on import, so that a
+    conftest importing this module before the busy load starts does not calibrate without it."""
+    if name == "SLOWNESS":
+        return slowness()
+    if name == "HANG_S":
+        return hang_s()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @contextmanager
 def must_end(what: str) -> Iterator[None]:
     """Fail when the block ran for the hang bound or longer: ``what`` would have hung."""
-    started = time.monotonic()
+    started, bound = time.monotonic(), hang_s()
     yield
     took = time.monotonic() - started
-    assert took < HANG_S, f"{what} took {took:.0f} s, past the hang bound ({HANG_S:.0f} s)"
+    assert took < bound, f"{what} took {took:.0f} s, past the hang bound ({bound:.0f} s)"
 
 
 def wait_until(condition: Callable[[], object], what: str) -> None:
     """Poll ``condition`` until it holds, failing at the hang bound: ``what`` never happened."""
-    deadline = time.monotonic() + HANG_S
+    bound = hang_s()
+    deadline = time.monotonic() + bound
     while not condition():
-        assert time.monotonic() < deadline, f"{what}: not after {HANG_S:.0f} s (the hang bound)"
+        assert time.monotonic() < deadline, f"{what}: not after {bound:.0f} s (the hang bound)"
         time.sleep(0.05)
 
 
