@@ -26,6 +26,7 @@ import pytest
 import scipy
 import scipy.sparse
 import sympy
+from timing import hang_s
 
 from scievals.artifacts import pip_wheel, wheel_member
 from scievals.scicode.data.dataset import (
@@ -245,7 +246,7 @@ def official_runner(tmp_path_factory, dev_targets_file):
             path = root / f"{step_id}_0.py"
             path.write_text(program(step_id, codes), encoding="utf-8")
             proc = subprocess.run(
-                [python, str(path)], cwd=root, env=env, capture_output=True, timeout=300
+                [python, str(path)], cwd=root, env=env, capture_output=True, timeout=hang_s()
             )
             if proc.returncode != 0 and errors is not None:
                 errors[step_id] = proc.stderr.decode(errors="replace")[-600:]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from timing import HANG_S
 
 from scievals.sandbox.enforce import enforcement
 from scievals.scicode.data.dataset import find_step
@@ -50,7 +51,7 @@ def grade(folder: Path, *args: str, wait: bool = True) -> Any:
     cmd = [SCIEVALS, "grade", "scicode", *args]
     if not wait:
         return subprocess.Popen(cmd, cwd=folder, stderr=subprocess.PIPE, text=True)
-    return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
+    return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=HANG_S)
 
 
 def untimed(line: dict[str, Any]) -> dict[str, Any]:
@@ -106,14 +107,14 @@ def kill_when_decided(
     how it ended, and its pid."""
     proc = grade(folder, "c.jsonl", "--out", "v.jsonl", wait=False)
     partial = folder / "v.jsonl.partial"
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + HANG_S
     while time.monotonic() < deadline and proc.poll() is None:
         if partial.exists() and len(partial.read_text().splitlines()) == 1 + len(FAST):
             break
         time.sleep(0.1)
     assert proc.poll() is None, "the run ended before it could be interrupted"
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=HANG_S)
     return subprocess.CompletedProcess(proc.args, proc.returncode, "", err), proc.pid
 
 

@@ -7,7 +7,7 @@ problems ride along as bystanders. For every run we require that
 
 * each attacked step fails, with a clear ``reason`` (and, for some classes, a given kind);
 * every other step of the run keeps its right verdict (gold steps pass);
-* the grade call returns within a generous wall-clock bound (a safety bound, not a benchmark);
+* the grade call returns within the hang bound (tests/timing.py: a safety bound, not a benchmark);
 * nothing is left behind: no new ``scievals-sample-*`` / ``scievals-zygote-*`` entries in the
   temporary directory (the live zygote of the grading process excepted), no processes left
   under the grading process other than its zygote, no mounts of its own left on the host.
@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from timing import HANG_S
 
 from scievals.sandbox.limits import Limits
 from scievals.scicode.data.dataset import Problem, Step, load_problems
@@ -60,7 +61,6 @@ from scievals.scicode.grade import InputError, read_completions
 
 pytestmark = pytest.mark.slow
 
-BOUND = 120.0  # seconds: the safety bound on one grade() call unless a test says otherwise
 RSS_GROWTH_LIMIT = 1.5 * 2**30  # bytes the grading process may grow by while grading
 MEMFD_CHUNKS = int((Limits().memory_gib + 1) * 4) + 1
 """250 MiB memfds that together hold more than a program's memory (this machine's share)."""
@@ -264,7 +264,7 @@ class Grader:
             start_new_session=True,
         )
         self._buf = b""
-        line = self._line(time.monotonic() + 180)
+        line = self._line(time.monotonic() + HANG_S)
         assert line is not None and json.loads(line).get("ready"), "grading worker did not start"
 
     def stop(self) -> None:
@@ -372,7 +372,6 @@ class Grader:
         self,
         completions: dict[str, str],
         timeout: int = 60,
-        bound: float = BOUND,
         fresh: bool = False,
     ) -> Outcome:
         if fresh:
@@ -389,13 +388,13 @@ class Grader:
         try:
             self.proc.stdin.write(job.encode())
             self.proc.stdin.flush()
-            line = self._line(started + bound)
+            line = self._line(started + HANG_S)
         except BrokenPipeError:
             line = None
         wall = time.monotonic() - started
         outcome = Outcome(finished=line is not None, submitted=tuple(completions))
         if line is None:
-            outcome.error = f"no result after {wall:.0f} s (bound {bound:.0f} s)"
+            outcome.error = f"no result after {wall:.0f} s (the hang bound)"
             outcome.elapsed = wall
             outcome.stray_processes = self._strays() if self.proc.poll() is None else []
             self.stop()  # the worker is killed; the next call starts a fresh one
@@ -412,7 +411,7 @@ class Grader:
             outcome.error += "\n" + result.get("traceback", "")
         outcome.verdicts = {v["step"]: v for v in result.get("verdicts", [])}
         outcome.summary = result.get("summary", {})
-        deadline = time.monotonic() + 5  # supervisors may take a moment to exit
+        deadline = time.monotonic() + HANG_S  # supervisors may take a moment to exit
         while self._strays(family_before) and time.monotonic() < deadline:
             time.sleep(0.05)
         outcome.stray_processes = self._strays(family_before)
@@ -442,11 +441,11 @@ def grader(request):
 # ---- assertions -----------------------------------------------------------------------------
 
 
-def assert_clean(outcome: Outcome, bound: float = BOUND) -> None:
+def assert_clean(outcome: Outcome) -> None:
     """The run finished in bounded time, every submitted step got a verdict, nothing is left."""
     assert outcome.finished, outcome.brief()
     assert outcome.error is None, f"grade() raised: {outcome.error}"
-    assert outcome.elapsed < bound, f"grade() took {outcome.elapsed:.0f} s (bound {bound:.0f} s)"
+    assert outcome.elapsed < HANG_S, f"grade() took {outcome.elapsed:.0f} s (the hang bound)"
     assert set(outcome.verdicts) == set(outcome.submitted), "a submitted step got no verdict"
     assert outcome.leftover_entries == [], f"left behind: {outcome.leftover_entries}"
     assert outcome.stray_processes == [], f"processes left: {outcome.stray_processes}"
@@ -525,7 +524,6 @@ def run_class(
     grader: Grader,
     attacks: list[Attack],
     timeout: int = 60,
-    bound: float = BOUND,
     extra: int = 2,
     size: int = 8,
     fresh: bool = False,
@@ -535,7 +533,7 @@ def run_class(
     for batch in pack(attacks, size):
         completions = with_gold_context({a.step: a.code for a in batch})
         completions.update(bystanders({a.step for a in batch}, extra))
-        runs.append((batch, grader.grade(completions, timeout, bound, fresh)))
+        runs.append((batch, grader.grade(completions, timeout, fresh)))
     return ClassRun(runs)
 
 
@@ -550,11 +548,11 @@ def check_attack(run: ClassRun, attack: Attack) -> None:
     assert verdict["reason_kind"] not in attack.not_kinds, verdict
 
 
-def check_class(run: ClassRun, bound: float = BOUND) -> None:
+def check_class(run: ClassRun) -> None:
     for batch, outcome in run.batches:
         names = ", ".join(a.name for a in batch)
         try:
-            assert_clean(outcome, bound)
+            assert_clean(outcome)
             assert_others_pass(outcome, {a.step for a in batch if not a.passes})
         except AssertionError as exc:
             raise AssertionError(f"batch [{names}]: {exc}") from None
@@ -1667,12 +1665,11 @@ HANGS: list[Attack] = [
     ),
 ]
 HANG_TIMEOUT = 20
-HANG_BOUND = 60.0
 
 
 @pytest.fixture(scope="module")
 def hangs_run(grader) -> ClassRun:
-    return run_class(grader, HANGS, timeout=HANG_TIMEOUT, bound=HANG_BOUND, extra=1)
+    return run_class(grader, HANGS, timeout=HANG_TIMEOUT, extra=1)
 
 
 @pytest.mark.parametrize("attack", HANGS, ids=ids(HANGS))
@@ -1685,12 +1682,12 @@ def test_output_channel_traps(hangs_run, attack):
     verdict, outcome = hangs_run.verdict(attack)
     check_attack(hangs_run, attack)
     assert "root:" not in verdict["reason"], "the reason shows a host file's content"
-    assert outcome.elapsed < HANG_BOUND
+    assert outcome.elapsed < HANG_S, f"grade() took {outcome.elapsed:.0f} s (the hang bound)"
 
 
 def test_output_channel_runs_clean(hangs_run):
     """Class 4: the runs finish within the bound, leave nothing, keep gold steps passing."""
-    check_class(hangs_run, HANG_BOUND)
+    check_class(hangs_run)
 
 
 # =============================================================================================
@@ -2437,13 +2434,10 @@ UNBOUNDED: list[Attack] = [
 ]
 
 
-UNBOUNDED_BOUND = 60.0  # a few hundred bytes of records must not take longer to judge
-
-
 @pytest.fixture(scope="module")
 def unbounded_run(grader) -> ClassRun:
     # Each batch in a fresh grading process, so that its memory high-water mark is its own.
-    return run_class(grader, UNBOUNDED, timeout=20, bound=UNBOUNDED_BOUND, size=6, fresh=True)
+    return run_class(grader, UNBOUNDED, timeout=20, size=6, fresh=True)
 
 
 @pytest.mark.parametrize("attack", UNBOUNDED, ids=ids(UNBOUNDED))
@@ -2457,7 +2451,7 @@ def test_unbounded_records(unbounded_run, attack):
 def test_unbounded_runs_clean(unbounded_run):
     """Class 9: the runs finish, the grading process grows by less than 1.5 GB, and gold steps
     pass."""
-    check_class(unbounded_run, UNBOUNDED_BOUND)
+    check_class(unbounded_run)
     for batch, outcome in unbounded_run.batches:
         assert outcome.rss_growth < RSS_GROWTH_LIMIT, (
             f"batch [{', '.join(a.name for a in batch)}]: the grading process grew by "
@@ -2467,13 +2461,13 @@ def test_unbounded_runs_clean(unbounded_run):
 
 def test_huge_completion_fails_fast_and_small(grader):
     """Class 9: a 57 MB completion of 3 million statements (timeout 20 s) must fail with a clear
-    reason (too large) within 60 s, without the grading process growing by gigabytes (parsing it
-    to find the function is already unbounded work), and the gold step next to it passes."""
+    reason (too large), without the grading process growing by gigabytes (parsing it to find the
+    function is already unbounded work), and the gold step next to it passes."""
     huge = "xx = 1 + 2 + 3 + 4\n" * 3_000_000 + WRONG["1.1"]
     assert len(huge) > 56_000_000
     completions = {"1.1": fence(huge), "38.1": fence(gold_code("38.1"))}
-    outcome = grader.grade(completions, timeout=20, bound=60, fresh=True)
-    assert_clean(outcome, bound=60)
+    outcome = grader.grade(completions, timeout=20, fresh=True)
+    assert_clean(outcome)
     verdict = outcome.verdicts["1.1"]
     assert_fails_clearly(verdict)
     assert re.search(r"too (large|long|big)|size|limit", verdict["reason"], re.I), verdict
@@ -2494,8 +2488,8 @@ def test_timeout_reason_counts_execution_not_queueing(grader):
     its reason gives the timeout (about 20 s), not the time it spent waiting for a slot."""
     hang = gold_code("10.1") + "\nimport time as _t\n_t.sleep(10**6)"
     completions = replies({"10.1": hang, **{s: gold_code(s) for s in ("10.2", "10.3", "10.4")}})
-    outcome = grader.grade(completions, timeout=20, bound=150)
-    assert_clean(outcome, bound=150)
+    outcome = grader.grade(completions, timeout=20)
+    assert_clean(outcome)
     for step, verdict in outcome.verdicts.items():
         assert verdict["passed"] is False and verdict["reason_kind"] == "timeout", verdict
         seconds = [float(n) for n in re.findall(r"(\d+(?:\.\d+)?)\s*s\b", verdict["reason"])]
@@ -2553,8 +2547,8 @@ def test_all_gold_dev_steps_pass(grader):
         s.step_id: fence(gold_code(s.step_id)) for p in load_problems("dev") for s in p.scored_steps
     }
     assert len(completions) == 50
-    outcome = grader.grade(completions, timeout=300, bound=600)
-    assert_clean(outcome, bound=600)
+    outcome = grader.grade(completions, timeout=300)
+    assert_clean(outcome)
     failed = {s: v["reason"] for s, v in outcome.verdicts.items() if not v["passed"]}
     assert failed == {}
     assert outcome.summary["total_subproblems_solved"] == 50

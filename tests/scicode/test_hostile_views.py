@@ -249,7 +249,7 @@ def test_values_over_the_records_bound_fail_naming_it(grader):  # noqa: F811
         "1.1": "```python\n" + big + "\n```",
         "38.1": "```python\n" + gold_code("38.1") + "\n```",
     }
-    outcome = grader.grade(completions, timeout=120, bound=240)
+    outcome = grader.grade(completions, timeout=120)
     verdict = outcome.verdicts["1.1"]
     assert verdict["reason_kind"] == "too_large", verdict
     assert f"{MAX_RECORD_BYTES >> 20} MiB" in verdict["reason"], verdict

@@ -7,6 +7,8 @@ import contextlib
 import threading
 import time
 
+from timing import HANG_S
+
 from scievals.scicode.data import regenerate
 
 
@@ -35,7 +37,7 @@ def test_two_runs_at_once_regenerate_once(tmp_path, monkeypatch):
         run.start()
         time.sleep(0.1)
     for run in runs:
-        run.join(timeout=30)
+        run.join(timeout=HANG_S)
     assert len(built) == 1
     assert found == [built[0], built[0]] and built[0].read_bytes() == b"targets"
     assert any("another process is regenerating the dev targets" in line for line in said)

@@ -16,12 +16,12 @@ are computed from that code by the benchmark's own tests, into a targets file of
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import h5py
 import pytest
+from timing import must_end
 
 from scievals.cli import main
 from scievals.scicode.data.dataset import find_step
@@ -75,9 +75,8 @@ def _run_with(code_50_3: str, h5: str) -> dict[str, dict]:
     completions = {s: fence(c) for s, c in HONEST.items() if s != "50.3"}
     completions["50.3"] = fence(code_50_3)
     completions["38.1"] = gold("38.1")
-    started = time.monotonic()
-    verdicts = _grade(completions, h5)
-    assert time.monotonic() - started < 180
+    with must_end("grading honest steps beside the attacked 50.3"):
+        verdicts = _grade(completions, h5)
     assert set(verdicts) == set(completions), "a step got no verdict"
     wrong = {s: v["reason"] for s, v in verdicts.items() if s != "50.3" and not v["passed"]}
     assert wrong == {}, f"honest steps failed next to the attack: {wrong}"
@@ -164,10 +163,9 @@ def test_costly_values_fail_as_limit_in_bounded_time(tmp_path, targets_file):
     }
     source = write_jsonl(tmp_path / "completions.jsonl", completions)
     out = tmp_path / "verdicts.jsonl"
-    started = time.monotonic()
     args = ["grade", "scicode", str(source), "--out", str(out), "--timeout", "20"]
-    assert main([*args, "--h5", targets_file]) == 0
-    elapsed = time.monotonic() - started
+    with must_end("scievals grade scicode --timeout 20 over costly values"):
+        assert main([*args, "--h5", targets_file]) == 0
     verdicts, _ = read_grade_output(Path(out))
     attacked = verdicts.pop("1.1")
     # the wall clock and the CPU time are both bounded by the step's timeout: either may be first
@@ -177,4 +175,3 @@ def test_costly_values_fail_as_limit_in_bounded_time(tmp_path, targets_file):
         "the trusted re-run of its tests used more than 20 s of CPU",
     ), attacked
     assert {s: v["reason"] for s, v in verdicts.items() if not v["passed"]} == {}
-    assert elapsed < 120, f"the run took {elapsed:.0f} s"
