@@ -18,12 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scievals.sandbox.kept import keep_bytes
 from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.data.dataset import load_problems
 from scievals.scicode.data.regenerate import ensure_dev_targets
 from scievals.scicode.data.targets import TargetFile
 from scievals.scicode.grading.program import plans_for, step_program
-from scievals.scicode.grading.replay import parse_records, read_replayed, replay_tests
+from scievals.scicode.grading.replay import read_records, read_replayed, replay_tests
 from scievals.scicode.grading.runner import REPLAY_JOB
 from scievals.trusted.pool import Pool
 
@@ -37,8 +38,8 @@ def _median_seconds(repeat: int, run: Callable[..., Any], *args: Any) -> float:
     return statistics.median(times)
 
 
-def _in_process(data: bytes, plans: Any, dependencies: str, targets: list[Any]) -> None:
-    replay_tests(plans, parse_records(data), dependencies, targets)
+def _in_process(path: str, plans: Any, dependencies: str, targets: list[Any]) -> None:
+    replay_tests(plans, read_records(path), dependencies, targets)
 
 
 def _through(pool: Pool, job: tuple[Any, ...]) -> None:
@@ -58,9 +59,9 @@ def main() -> None:
                 plans = plans_for(problem, step)
                 program = step_program(problem, step, problem.gold_codes(), plans, "r.jsonl")
                 subprocess.run([python, "-c", program], cwd=tmp, capture_output=True, check=True)
-                data = (Path(tmp) / "r.jsonl").read_bytes()
+                kept = keep_bytes((Path(tmp) / "r.jsonl").read_bytes())  # as grading spools it
                 wanted = targets.step(step.step_id, len(step.tests))
-                jobs.append((step.step_id, (data, plans, problem.dependencies, wanted)))
+                jobs.append((step.step_id, (str(kept.path), plans, problem.dependencies, wanted)))
     pool = Pool(1)
     started = time.perf_counter()
     pool.run(REPLAY_JOB, jobs[0][1], 300)
@@ -69,7 +70,7 @@ def main() -> None:
     for step_id, job in jobs:
         inside = _median_seconds(repeat, _in_process, *job)
         through = _median_seconds(repeat, _through, pool, job)
-        rows.append((step_id, len(job[0]), inside, through))
+        rows.append((step_id, Path(job[0]).stat().st_size, inside, through))
     pool.close()
     for step_id, size, inside, through in sorted(rows, key=lambda r: r[3] - r[2])[-5:]:
         print(
