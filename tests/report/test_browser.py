@@ -3,8 +3,9 @@
 
 Logs: the scripted runs of conftest (three SciCode, two SciBench), a scripted SciCode run of a
 model named ``gpt-4o`` under the leaderboard's protocol (so a published row sits beside it), plus
-the real SciBench task answered by a mock model when the data copy is there. Skipped, with the reason, where Chromium
-is missing or cannot start (scripts/setup_chromium.sh installs it).
+the real SciBench task answered by a mock model when the data copy is there; and the main job's
+own report and leaderboard (``scievals run`` with a mock model). Skipped, with the reason, where
+Chromium is missing or cannot start (scripts/setup_chromium.sh installs it).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval
 
+from scievals.quickstart import run_main_job
 from scievals.report import write_report
 
 from .browser import Browser, executable
@@ -140,3 +142,50 @@ def test_a_published_value_sits_beside_the_matching_run(browser: Browser, report
     assert browser.open(report / "leaderboard.html") == []
     [board_row] = browser.evaluate(BESIDE)
     assert "main problems 1.5 (SciCode leaderboard): +48.5, outside our CI" in " ".join(board_row)
+
+
+@pytest.fixture(scope="module")
+def main_job(browser: Browser, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The main job's report folder: a model that solves nothing and the reference answers, on
+    both benchmarks where the SciBench copy is there (the browser first: no Chromium, no run)."""
+    out = tmp_path_factory.mktemp("main-job")
+    with pytest.MonkeyPatch.context() as patch:
+        if (DATA / "main" / "dataset").is_dir():
+            patch.setenv("SCIEVALS_SCIBENCH_DIR", str(DATA / "main"))
+        run_main_job("mockllm/model", False, out / "logs", out / "report", None)
+    return out / "report"
+
+
+HEADINGS = "Array.from(document.querySelectorAll('h2')).map((h) => h.textContent)"
+NOTES = """
+Array.from(document.querySelectorAll("p.note")).filter((p) => /published/i.test(p.textContent))
+  .map((p) => {
+    let table = p.previousElementSibling;
+    while (table && table.tagName !== "TABLE") table = table.previousElementSibling;
+    return {note: p.textContent, rows: table ? table.tBodies[0].rows.length : 0,
+            published: table ? table.querySelectorAll("tr.published").length : 0};
+  })
+"""
+
+
+def test_main_job_numbers_each_benchmarks_protocols_from_one(
+    browser: Browser, main_job: Path
+) -> None:
+    assert browser.open(main_job / "leaderboard.html") == []
+    numbers: dict[str, list[int]] = {}
+    for heading in browser.evaluate(HEADINGS):
+        benchmark, number = heading.split(", protocol ")
+        numbers.setdefault(benchmark, []).append(int(number))
+    expected = {"scicode", "scibench"} if (DATA / "main" / "dataset").is_dir() else {"scicode"}
+    assert set(numbers) == expected
+    assert all(found == list(range(1, len(found) + 1)) for found in numbers.values()), numbers
+
+
+def test_main_job_notes_only_rows_that_are_there(browser: Browser, main_job: Path) -> None:
+    """A note about published figures sits only under a table that has them: on the
+    leaderboard, published rows; in the report, rows at all."""
+    assert browser.open(main_job / "leaderboard.html") == []
+    board = browser.evaluate(NOTES)
+    assert [n for n in board if "Published rows" in n["note"] and not n["published"]] == []
+    assert browser.open(main_job / "report.html") == []
+    assert [n for n in browser.evaluate(NOTES) if not n["rows"]] == []

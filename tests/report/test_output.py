@@ -16,7 +16,7 @@ from scievals.inputs import InputError
 from scievals.report import cli, terminal, write_report
 from scievals.report.load import load_runs
 
-from .conftest import Logs
+from .conftest import SCICODE_ALPHA, Logs, _epoch, run_task, scicode_task
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -37,6 +37,31 @@ def html_report(logs: Logs, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("html")
     write_report([logs.root], out, "html")
     return out
+
+
+def test_leaderboard_numbers_protocols_per_benchmark_and_notes_only_published_rows(
+    logs: Logs, tmp_path: Path
+) -> None:
+    """Protocol 1 is each benchmark's first table; the note on published rows sits only under a
+    table that has such rows (the dev split's protocol has none)."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    for path in (logs.scicode_alpha, logs.scicode_alpha_bg, logs.scibench_alpha):
+        shutil.copy(path, root)
+    run_task(scicode_task(_epoch(SCICODE_ALPHA), split="dev", steps_counted=50), "alpha", root)
+    write_report([root], tmp_path / "out", "html")
+    page = (tmp_path / "out" / "leaderboard.html").read_text(encoding="utf-8")
+    tables = page.split("<h2")[1:]
+    headings = sorted(re.search(r">([^<]*)</h2>", t).group(1) for t in tables)
+    assert headings == [
+        "scibench, protocol 1",
+        "scicode, protocol 1",
+        "scicode, protocol 2",
+        "scicode, protocol 3",
+    ]
+    published = [('<tr class="published">' in t, "Published rows" in t) for t in tables]
+    assert all(rows == note for rows, note in published), published
+    assert (False, False) in published and (True, True) in published
 
 
 def test_html_pages_link_only_files_that_exist(html_report: Path) -> None:

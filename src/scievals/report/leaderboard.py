@@ -58,6 +58,10 @@ document.querySelectorAll("table.board").forEach((table) => {
   });
 });
 """
+PUBLISHED_NOTE = (  # said only under a table that has published rows
+    " Published rows (italic) were measured elsewhere under this protocol; they have no interval"
+    " here."
+)
 BOARD_STYLE = (
     STYLE
     + """
@@ -128,8 +132,15 @@ def _usage(run: Run, prices: Mapping[str, Price]) -> list[str]:
 
 
 def _table(
-    index: int, benchmark: str, runs: list[Run], out: Path, prices: Mapping[str, Price]
+    index: int,
+    number: int,
+    benchmark: str,
+    runs: list[Run],
+    out: Path,
+    prices: Mapping[str, Price],
 ) -> list[str]:
+    """The ``number``-th protocol of ``benchmark``, the ``index``-th table of the page (its
+    anchor and plot file)."""
     metrics = headline_metrics(runs)
     differ = differing(runs)
     repeated = any(run.epochs > 1 for run in runs)
@@ -153,7 +164,8 @@ def _table(
         cells += [_cell(describe_settings(run, differ))] if differ else []
         first = ests.get(metrics[0])
         rows.append((first.value if first else -1.0, f"<tr>{''.join(cells)}</tr>"))
-    for ref in references_for(runs[0].protocol):
+    refs = references_for(runs[0].protocol)
+    for ref in refs:
         link = f'<a href="{escape(ref.url, quote=True)}">{escape(ref.source)}</a>'
         cells = [_cell(ref.model), _cell(f"published: {ref.source}", f"published: {link}")]
         for m in metrics:
@@ -169,14 +181,13 @@ def _table(
     figure = plots.runs_plot(Section(benchmark, runs, [], []), out, f"leaderboard_{index}")
     protocol = describe_settings(runs[0], [x for x in applicable(runs) if x not in differ])
     return [
-        f'<h2 id="board-{index}">{escape(benchmark)}, protocol {index}</h2>',
+        f'<h2 id="board-{index}">{escape(benchmark)}, protocol {number}</h2>',
         f'<p class="note">Protocol: {escape(protocol)}</p>',
         f'<table class="board"><thead><tr>{"".join(f"<th>{escape(h)}</th>" for h in head)}'
         "</tr></thead><tbody>",
         *[row for _, row in rows],
         "</tbody></table>",
-        '<p class="note">Click a column to sort. Published rows (italic) were measured elsewhere '
-        "under this protocol; they have no interval here.</p>",
+        '<p class="note">Click a column to sort.' + (PUBLISHED_NOTE if refs else "") + "</p>",
         figure_html(figure, f"{benchmark}: runs of this protocol"),
     ]
 
@@ -188,6 +199,8 @@ def render(runs: Sequence[Run], out: Path, prices: Mapping[str, Price] | None = 
         '<nav><a href="report.html">Full report</a></nav>',
         f'<p class="note">{escape(INTERVAL_NOTE)}</p>',
     ]
+    numbers: dict[str, int] = {}
     for i, (benchmark, members) in enumerate(groups(runs), 1):
-        body += _table(i, benchmark, members, out, prices or {})
+        numbers[benchmark] = numbers.get(benchmark, 0) + 1  # protocol 1 is each benchmark's first
+        body += _table(i, numbers[benchmark], benchmark, members, out, prices or {})
     return page("scievals leaderboard", body, BOARD_STYLE, SORT)
