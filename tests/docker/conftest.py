@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from timing import hang_s
 
 from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
@@ -29,7 +30,7 @@ def _version(text: str) -> tuple[int, ...]:
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["docker", *args], capture_output=True, text=True, timeout=20, check=False
+        ["docker", *args], capture_output=True, text=True, timeout=hang_s(), check=False
     )
 
 

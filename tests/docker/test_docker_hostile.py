@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from timing import HANG_S
 
 from tests.scicode import test_hostile_grading as hostile
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("runtime_image", "dev_targets")]
 
-BOUND = 240.0  # seconds for one grade() call (a container start, then the batch's programs)
 AT_ONCE = 3  # grade() calls (containers) at once; the step queue still runs 2 programs at once
 
 # Where a container gives another verdict than our sandbox, and why. "kind": the table's reason
@@ -72,7 +72,7 @@ def run_in(attacks: list[hostile.Attack], timeout: int, sandbox: str) -> list[Ba
         async with gate:
             started = time.monotonic()
             try:
-                async with asyncio.timeout(BOUND):
+                async with asyncio.timeout(HANG_S):  # a container start, then the programs
                     verdicts, _ = await grade(completions, timeout=timeout, sandbox=sandbox)
             except Exception as exc:  # noqa: BLE001 - reported by the tests of this batch
                 return Batch(batch, {}, time.monotonic() - started, f"{type(exc).__name__}: {exc}")
@@ -88,7 +88,7 @@ def run_in(attacks: list[hostile.Attack], timeout: int, sandbox: str) -> list[Ba
 def check(batches: list[Batch], attack: hostile.Attack) -> None:
     batch = next(b for b in batches if attack in b.attacks)
     assert batch.error is None, f"grade() failed: {batch.error}"
-    assert batch.seconds < BOUND, f"grade() took {batch.seconds:.0f} s"
+    assert batch.seconds < HANG_S, f"grade() took {batch.seconds:.0f} s (the hang bound)"
     verdict = batch.verdicts[attack.step]
     if attack.passes:
         assert verdict["passed"] is True, f"honest code failed in Docker: {verdict}"
@@ -128,7 +128,6 @@ CLASSES = {
     "unbounded": hostile.UNBOUNDED,
 }
 TIMEOUTS = {"hangs": hostile.HANG_TIMEOUT}
-LINGER = 60.0  # seconds a container of a finished grade() call may take to go
 
 
 @pytest.mark.parametrize("name", list(CLASSES))
@@ -154,7 +153,7 @@ def test_class_gets_our_verdicts_in_docker(name):
     assert failures == [], "\n".join(failures)
     # Other tests' grade() calls may run meanwhile: what came while this class ran must be gone
     # soon after it ended (what was there before is not this class's doing).
-    deadline = time.monotonic() + LINGER
+    deadline = time.monotonic() + HANG_S
     while at_end & _leftovers() and time.monotonic() < deadline:
         time.sleep(1)
     assert not at_end & _leftovers(), f"left behind: {sorted(at_end & _leftovers())}"

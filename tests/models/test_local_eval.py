@@ -25,6 +25,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import GenerateConfig, get_model
 from inspect_ai.scorer import includes
 from inspect_ai.solver import generate
+from timing import HANG_S
 
 import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
 from scievals.models.files import MODELS, fetch
@@ -109,8 +110,8 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_ready(proc: subprocess.Popen[bytes], url: str, timeout: float = 180.0) -> None:
-    deadline = time.monotonic() + timeout
+def wait_ready(proc: subprocess.Popen[bytes], url: str) -> None:
+    deadline = time.monotonic() + HANG_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"server exited with {proc.returncode}")
@@ -120,7 +121,7 @@ def wait_ready(proc: subprocess.Popen[bytes], url: str, timeout: float = 180.0) 
                     return
         except OSError:
             time.sleep(0.5)
-    raise AssertionError(f"server at {url} not ready after {timeout:.0f} s")
+    raise AssertionError(f"server at {url} not ready after {HANG_S:.0f} s (the hang bound)")
 
 
 @contextmanager

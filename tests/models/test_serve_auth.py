@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from timing import HANG_S
 
 from scievals.models.cli import API_KEY_ENV, exposure_warning, is_loopback
 
@@ -25,8 +26,9 @@ from .test_local_eval import HAVE_LLAMA, MODEL, free_port
 
 SCIEVALS = Path(sys.executable).with_name("scievals")
 KEY = "s3cret-key"
-SERVER_LIFETIME_S = 150  # the server exits by itself after this, whatever happens here
-REQUEST_S = 30
+# The server exits by itself after this, whatever happens here: its start and the module's
+# requests each end within the hang bound.
+SERVER_LIFETIME_S = 4 * HANG_S
 UNROUTABLE = "192.0.2.1"  # TEST-NET-1: not this machine's, so binding fails and nothing listens
 
 needs_llama = pytest.mark.skipif(
@@ -43,7 +45,7 @@ def _request(url: str, auth: str | None = None, body: dict | None = None) -> tup
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers=headers)
     try:
-        with urllib.request.urlopen(request, timeout=REQUEST_S) as response:
+        with urllib.request.urlopen(request, timeout=HANG_S) as response:
             return response.status, dict(response.headers), response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read().decode()
@@ -56,12 +58,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     base = f"http://127.0.0.1:{port}"
     log = tmp_path_factory.mktemp("serve") / "server.log"
     env = {**os.environ, API_KEY_ENV: KEY}
-    argv = ["timeout", str(SERVER_LIFETIME_S), str(SCIEVALS), "serve", "local", "--model", MODEL]
+    argv = [
+        "timeout",
+        f"{SERVER_LIFETIME_S:.0f}",
+        str(SCIEVALS),
+        "serve",
+        "local",
+        "--model",
+        MODEL,
+    ]
     argv += ["--port", str(port), "--n-threads", "1", "--n-ctx", "512"]
     with open(log, "wb") as fh:
         proc = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, env=env)
     try:
-        deadline = time.monotonic() + SERVER_LIFETIME_S - 30
+        deadline = time.monotonic() + HANG_S
         while _status(f"{base}/v1/models", f"Bearer {KEY}") != 200:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError(f"server not ready:\n{log.read_text()}")
@@ -124,10 +134,10 @@ def test_requests_with_the_key_are_served(server: str) -> None:
 )
 def test_an_exposed_address_is_warned_about(key: str | None, expected: str) -> None:
     env = {k: v for k, v in os.environ.items() if k != API_KEY_ENV}
-    argv = ["timeout", "120", str(SCIEVALS), "serve", "local", "--model", MODEL, "--host"]
+    argv = ["timeout", f"{HANG_S:.0f}", str(SCIEVALS), "serve", "local", "--model", MODEL, "--host"]
     argv += [UNROUTABLE, "--port", str(free_port()), "--n-threads", "1", "--n-ctx", "512"]
     argv += ["--api-key", key] if key else []
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=150, env=env)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)  # `timeout` ends it
     assert done.returncode != 0  # the address is not this machine's: nothing ever listened
     assert done.stderr.splitlines()[0].startswith("scievals serve: ")
     assert expected in done.stderr.splitlines()[0]
@@ -136,8 +146,8 @@ def test_an_exposed_address_is_warned_about(key: str | None, expected: str) -> N
 
 def test_an_empty_key_is_one_line_and_exit_2() -> None:
     env = {**os.environ, API_KEY_ENV: " "}
-    argv = ["timeout", "60", str(SCIEVALS), "serve", "local", "--port", str(free_port())]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=90, env=env)
+    argv = ["timeout", f"{HANG_S:.0f}", str(SCIEVALS), "serve", "local", "--port", str(free_port())]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)  # `timeout` ends it
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"scievals: error: the API key is empty: give one, or unset {API_KEY_ENV}"

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import websocket
+from timing import HANG_S
 
 CANDIDATES = ("chromium", "chromium-browser", "google-chrome")
-START_SECONDS = 30
 
 
 def executable() -> str | None:
@@ -53,7 +53,7 @@ class Browser:
         )
         self._ids = itertools.count(1)
         self._events: list[dict[str, Any]] = []
-        self._ws = websocket.create_connection(self._page_socket(), timeout=START_SECONDS)
+        self._ws = websocket.create_connection(self._page_socket(), timeout=HANG_S)
         for domain in ("Page", "Runtime", "Log"):
             self._call(f"{domain}.enable")
         self._call(
@@ -67,14 +67,14 @@ class Browser:
     def _page_socket(self) -> str:
         """The page target's websocket, from the port Chromium writes into its profile."""
         port_file = Path(self._profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + START_SECONDS
+        deadline = time.monotonic() + HANG_S
         while not port_file.exists() or not port_file.read_text().strip():
             if self._proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError("chromium did not start its DevTools endpoint")
             time.sleep(0.05)
         port = port_file.read_text().split()[0]
         browser = websocket.create_connection(
-            f"ws://127.0.0.1:{port}{port_file.read_text().split()[1]}", timeout=START_SECONDS
+            f"ws://127.0.0.1:{port}{port_file.read_text().split()[1]}", timeout=HANG_S
         )
         browser.send(json.dumps({"id": 1, "method": "Target.getTargets"}))
         targets = json.loads(browser.recv())["result"]["targetInfos"]
@@ -136,5 +136,5 @@ class Browser:
     def close(self) -> None:
         self._ws.close()
         self._proc.terminate()
-        self._proc.wait(timeout=10)
+        self._proc.wait(timeout=HANG_S)
         shutil.rmtree(self._profile, ignore_errors=True)

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 
 import pytest
 from inspect_ai.log import read_eval_log, write_eval_log
+from timing import HANG_S
 
 from scievals.report import load
 from scievals.report.names import MAX_STEM, safe_stem
@@ -26,7 +27,6 @@ from scievals.report.names import MAX_STEM, safe_stem
 from .conftest import SCIBENCH_ALPHA, SCICODE_ALPHA, _epoch, run_task, scibench_task, scicode_task
 
 SCIEVALS = Path(sys.executable).with_name("scievals")
-TIMEOUT_S = 180
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Folder:
 
 def _report(*args: str | Path) -> subprocess.CompletedProcess[str]:
     argv = [str(SCIEVALS), "report", *map(str, args)]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=TIMEOUT_S)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=HANG_S)
 
 
 def _files(root: Path) -> set[Path]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ChatMessage
+from timing import HANG_S
 
 from scievals.scibench.dataset import Source
 from scievals.scibench.task import scibench
@@ -46,7 +47,7 @@ def test_valid_lines_after_hostile_lines_are_graded(tmp_path: Path, scorer: str)
     replies.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     argv = [str(SCIEVALS), "grade", "scibench", str(replies), "--scorer", scorer]
     argv += ["--data-dir", str(DATA), "--out", str(out)]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=HANG_S)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     written = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from timing import HANG_S
 
 from .scibench_helpers import DATA, needs_data
 
@@ -35,7 +36,7 @@ def write_input(folder: Path) -> Path:
 
 def grade(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [SCIEVALS, "grade", "scibench", "r.jsonl", "--data-dir", str(DATA), *args]
-    return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=HANG_S)
 
 
 def one_line_error(proc: subprocess.CompletedProcess[str]) -> str:
