@@ -8,10 +8,10 @@ import os
 import signal
 import socket
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from timing import must_end
 
 from scievals.sandbox.engine import engine
 
@@ -147,11 +147,10 @@ def test_cpu_burning_processes_that_leave_the_tree():
                     os._exit(0)
             time.sleep(600)
         """
-        started = time.monotonic()
-        res = py(sb, code, timeout=120)
+        with must_end("three session leaders spinning under a 2 s CPU limit"):
+            res = py(sb, code, timeout=120)
         assert res.returncode == 137, res
-        assert res.stderr.rstrip().endswith("killed: cpu time limit (2 s)")
-        assert time.monotonic() - started < 30
+        assert res.stderr.rstrip().endswith("killed: cpu time limit (2 s)")  # not the timeout
     finally:
         sb.cleanup()
 
