@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from inspect_ai import eval as inspect_eval
+from timing import HANG_S
 
 from scievals.offline import seed_tiktoken
 from scievals.scicode.data.dataset import find_step
@@ -162,7 +163,7 @@ def test_slow_tool_call_times_out_and_the_step_goes_on(hostile):
 def test_fork_bombs_end_in_their_tool_calls(hostile):
     verdict, record = _steps(hostile["6"])["6.1"], _agent(hostile["6"])["6.1"]
     assert verdict["passed"], verdict
-    assert record["tool_calls"] == 2 and record["seconds"] < 120
+    assert record["tool_calls"] == 2 and record["seconds"] < HANG_S
     texts = [_tool_text(e) for e in _tool_events(hostile["6"])[:2]]
     assert all(("limit" in t or "Resource temporarily unavailable" in t) for t in texts), texts
 
@@ -223,7 +224,7 @@ def budgets(tmp_path_factory, dev_targets_file):
 def test_step_time_limit(budgets):
     verdict, record = _steps(budgets["1"])["1.1"], _agent(budgets["1"])["1.1"]
     assert verdict["reason_kind"] == "limit" and "Time limit" in verdict["reason"], verdict
-    assert record["limit"] == "time" and 5 < record["seconds"] < 60
+    assert record["limit"] == "time" and 5 < record["seconds"] < HANG_S  # 6 s, then the limit
 
 
 def test_step_token_limit(budgets):
