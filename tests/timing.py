@@ -69,10 +69,8 @@ def hang_s() -> float:
 
 
 def __getattr__(name: str) -> float:
-    """``HANG_S`` and ``SLOWNESS``, measured on first use rather than on import, so that a
-    conftest importing this module before the busy load starts does not calibrate without it."""
-    if name == "SLOWNESS":
-        return slowness()
+    """``HANG_S``, measured on first use rather than on import, so that a conftest importing
+    this module before the busy load starts does not calibrate without it."""
     if name == "HANG_S":
         return hang_s()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
