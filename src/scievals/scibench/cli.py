@@ -13,21 +13,19 @@ from scievals.grade_out import add_arguments
 
 
 def _grade(ns: argparse.Namespace) -> int:
-    from scievals.grade_out import VerdictsOut, interrupt_on_sigterm, run_record
-    from scievals.inputs import InputError
+    from scievals.grade_out import VerdictsOut, run_grading, run_record
     from scievals.scibench.grade import grade_file, read_replies
 
-    say = partial(print, "scievals grade scibench:", file=sys.stderr)
-    out: VerdictsOut | None = None
-    try:
-        source = Path(ns.file)
+    source = Path(ns.file)
+
+    def start() -> VerdictsOut:
         data_dir = ns.data_dir or os.environ.get("SCIEVALS_SCIBENCH_DIR")
         options = {
             "version": ns.version,
             "scorer": ns.scorer,
             "data_dir": str(Path(data_dir).resolve()) if data_dir else None,
         }
-        out = VerdictsOut(
+        return VerdictsOut(
             source,
             ns.out,
             run_record("scibench", source, options),
@@ -37,24 +35,16 @@ def _grade(ns: argparse.Namespace) -> int:
             resume=ns.resume,
             overwrite=ns.overwrite,
         )
-        for line in out.starting():
-            say(line)
-        interrupt_on_sigterm()
-        results, summary = grade_file(
+
+    say = partial(print, "scievals grade scibench:", file=sys.stderr)
+    return run_grading(
+        say,
+        start,
+        lambda out, _: grade_file(
             source, ns.version, ns.scorer, ns.data_dir, decided=out.done, on_result=out.add
-        )
-    except InputError as exc:
-        say(exc)
-        return 2
-    except KeyboardInterrupt:
-        say(out.interrupted() if out else "interrupted")
-        return 130
-    finally:
-        if out is not None:
-            out.close()
-    out.finish(results, summary)
-    print(human_summary(summary), file=sys.stderr)
-    return 0
+        ),
+        human_summary,
+    )
 
 
 def human_summary(summary: dict) -> str:

@@ -6,6 +6,7 @@ import argparse
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from scievals.artifacts import ArtifactError
 from scievals.grade_out import add_arguments
@@ -26,16 +27,15 @@ GRADE_OPTIONS = (
 
 
 def _grade(ns: argparse.Namespace) -> int:
-    from scievals.grade_out import VerdictsOut, interrupt_on_sigterm, run_record
-    from scievals.scicode.data.regenerate import run_sync
-    from scievals.scicode.grade import InputError, grade, read_completions
+    from scievals.grade_out import Interrupts, VerdictsOut, run_grading, run_record
+    from scievals.scicode.grade import grade, read_completions
 
-    say = partial(print, "scievals grade scicode:", file=sys.stderr)
-    out: VerdictsOut | None = None
-    try:
+    completions: dict[str, str] = {}
+
+    def start() -> VerdictsOut:
         source = Path(ns.file)
-        completions = read_completions(source)
-        out = VerdictsOut(
+        completions.update(read_completions(source))
+        return VerdictsOut(
             source,
             ns.out,
             run_record("scicode", source, {k: getattr(ns, k) for k in GRADE_OPTIONS}),
@@ -45,10 +45,9 @@ def _grade(ns: argparse.Namespace) -> int:
             resume=ns.resume,
             overwrite=ns.overwrite,
         )
-        for line in out.starting():
-            say(line)
-        interrupt_on_sigterm()
-        verdicts, summary = run_sync(
+
+    def graded(out: VerdictsOut, stop: Interrupts) -> Any:
+        return stop.run(
             grade(
                 completions,
                 ns.split,
@@ -65,31 +64,26 @@ def _grade(ns: argparse.Namespace) -> int:
                 on_verdict=out.add,
             )
         )
-    except InputError as exc:
-        say(exc)
-        return 2
-    except KeyboardInterrupt:
-        say(out.interrupted() if out else "interrupted")
-        return 130
-    finally:
-        if out is not None:
-            out.close()
-    out.finish(verdicts, summary)
+
+    say = partial(print, "scievals grade scicode:", file=sys.stderr)
+    return run_grading(say, start, graded, _summary_line)
+
+
+def _summary_line(summary: dict[str, Any]) -> str:
+    """The line a person reads at the end of ``grade scicode`` (the JSON is in the file)."""
     added = "".join(
         f"; runtime {name} added {count}"
         for name, count in summary["added_by_later_runtimes"].items()
     )
-    print(
+    return (
         f"scicode ({summary['dataset']}, step count {summary['step_count']}, runtimes "
         f"{','.join(summary['runtimes'])}): "
         f"{summary['total_subproblems_solved']}/{summary['steps_counted']} steps "
         f"({summary['percentage_subproblems_solved']:.1f}%), "
         f"{summary['total_main_problems_solved']}/{summary['problems_counted']} main problems "
         f"({summary['percentage_main_problems_solved']:.1f}%); {summary['graded_steps']} graded"
-        + added,
-        file=sys.stderr,
+        + added
     )
-    return 0
 
 
 def _status(ns: argparse.Namespace) -> int:
