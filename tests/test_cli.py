@@ -3,9 +3,12 @@ their traceback."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from timing import HANG_S
 
 from scievals import cli
 from scievals.inputs import InputError
@@ -74,3 +77,57 @@ def test_prerequisite_errors_keep_their_kind_and_text() -> None:
     assert isinstance(caught.value, PrerequisiteError)
     assert str(caught.value) == "books must be one of [bold], not 'x'"
     assert caught.value.message == r"books must be one of \[bold], not 'x'"
+
+
+SCIEVALS = str(Path(sys.executable).with_name("scievals"))
+
+
+@pytest.mark.parametrize(
+    ("args", "lines"),
+    [
+        (
+            ["--model", "nosuch/provider"],
+            [
+                "--model nosuch/provider: no model provider 'nosuch' (nearest: moonshot, none, mockllm)"
+            ],
+        ),
+        (
+            ["--model", "mockllm/model", "--epochs", "0", "--top-p", "2", "--max-tokens", "0"],
+            [
+                "--epochs 0: must be 1 or more",
+                "--top-p 2: must be between 0 and 1",
+                "--max-tokens 0: must be 1 or more",
+            ],
+        ),
+    ],
+    ids=["unknown-provider", "impossible-settings"],
+)
+def test_a_model_or_setting_that_cannot_run_is_a_line_and_exit_2(
+    tmp_path: Path, args: list[str], lines: list[str]
+) -> None:
+    """Refused before Inspect starts: no traceback, no run that does nothing or waits forever."""
+    command = [SCIEVALS, "eval", "scicode", "--split", "dev", "--limit", "1", "--no-score", *args]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=HANG_S)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [f"scievals: error: {line}" for line in lines]
+    assert not (tmp_path / "logs").exists()
+
+
+def test_every_model_and_setting_is_checked_before_the_run() -> None:
+    argv = cli._eval_args("scicode", ["--model", "opnai/gpt-4o,mockllm/model", "--epochs=-1"])
+    argv += ["--temperature", "nan", "--epochs", "abc", "--limit", "0", "--limit", "2-5"]
+    argv += ["--model", "gpt-4o", "--max-tokens", "1.5", "--display", "fancy", "--top-k", "3"]
+    assert cli._refused(argv) == [
+        "--model opnai/gpt-4o,mockllm/model: no model provider 'opnai' (nearest: openai, "
+        "openai-api, anthropic)",
+        "--epochs -1: must be 1 or more",
+        "--temperature nan: must be a finite number",
+        "--epochs abc: 'abc' is not a valid integer.",
+        "--limit 0: must be 1 or more",
+        "--model gpt-4o: name each model PROVIDER/MODEL (openai/gpt-4o), not 'gpt-4o'",
+        "--max-tokens 1.5: '1.5' is not a valid integer.",
+        "--display fancy: 'fancy' is not one of 'full', 'conversation', 'rich', 'plain', 'log', "
+        "'none'.",
+    ]
+    ours = cli._eval_args("scicode", ["--model", "scievals/local", "--temperature", "0.6"])
+    assert cli._refused(ours + ["--model", "openai-api/local/qwen", "--top-p", "1"]) == []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 from collections.abc import Sequence
 from functools import cache
@@ -28,6 +29,21 @@ ROOM_COMMANDS = (
     "scievals.quickstart",
 )
 OURS = "scievals/"
+AT_LEAST: dict[str, float] = {
+    **dict.fromkeys(
+        ("--epochs", "--max-connections", "--max-samples", "--max-tasks", "--max-subprocesses"),
+        1,
+    ),
+    **dict.fromkeys(("--max-sandboxes", "--max-tokens", "--num-choices", "--best-of"), 1),
+    **dict.fromkeys(("--top-k", "--message-limit", "--turn-limit", "--time-limit"), 1),
+    **dict.fromkeys(("--working-limit", "--attempt-timeout", "--limit"), 1),
+    **dict.fromkeys(("--temperature", "--top-p", "--max-retries", "--cost-limit"), 0),
+}
+"""Inspect's settings that mean nothing below these values: a run with no epochs, samples or
+tokens does nothing and says it succeeded, one with no connection or sample slot waits forever,
+and a negative temperature or limit is refused by the provider or the run after the task starts.
+"""
+AT_MOST: dict[str, float] = {"--top-p": 1}
 
 
 @cache
@@ -126,6 +142,100 @@ def _eval_args(task: str, rest: Sequence[str]) -> list[str]:
     return args
 
 
+@cache
+def _inspect_types() -> dict[str, object]:
+    """The click type of every ``inspect eval`` option that takes one value."""
+    import click
+    from inspect_ai._cli.eval import eval_command
+
+    return {
+        name: option.type
+        for option in eval_command.params
+        if isinstance(option, click.Option) and not option.is_flag
+        for name in option.opts
+    }
+
+
+def _bad_setting(key: str, value: str) -> str | None:
+    """Why ``key value`` cannot run (one line), or None: a value of the wrong type, or outside
+    what the setting can mean (``AT_LEAST``, ``AT_MOST``)."""
+    import click
+
+    kind = _inspect_types().get(key)
+    if isinstance(kind, click.ParamType) and not isinstance(kind, click.types.StringParamType):
+        try:
+            kind.convert(value, None, None)
+        except click.BadParameter as exc:
+            return f"{key} {value}: {exc.message}"
+    if key not in AT_LEAST and key not in AT_MOST:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None  # a form Inspect reads itself (--limit 10-20)
+    low, high = AT_LEAST.get(key, -math.inf), AT_MOST.get(key, math.inf)
+    if not math.isfinite(number):
+        return f"{key} {value}: must be a finite number"
+    if low <= number <= high:
+        return None
+    spell = "{:g}".format
+    if high < math.inf:
+        return f"{key} {value}: must be between {spell(low)} and {spell(high)}"
+    return f"{key} {value}: must be {spell(low)} or more"
+
+
+@cache
+def _model_providers() -> list[str]:
+    """The model providers Inspect knows here: its own, ours, and other packages' plugins."""
+    import inspect_ai.model  # noqa: F401 - registers Inspect's providers
+    from inspect_ai._util.entrypoints import ensure_entry_points
+    from inspect_ai._util.registry import registry_find, registry_unqualified_name
+
+    import scievals._registry  # noqa: F401 - registers ours, as Inspect's entry point does
+
+    ensure_entry_points()
+    found = registry_find(lambda info: info.type == "modelapi")
+    return sorted({registry_unqualified_name(api) for api in found})
+
+
+def _bad_model(spec: str, providers: Sequence[str]) -> str | None:
+    """Why ``--model spec`` (one model, or several separated by commas) names no model Inspect
+    can make, with the nearest provider names; None when each names a known provider."""
+    import difflib
+
+    for model in spec.split(","):
+        provider, slash, name = model.strip().partition("/")
+        if not slash or not provider or not name:
+            return f"--model {spec}: name each model PROVIDER/MODEL (openai/gpt-4o), not {model!r}"
+        if provider not in providers:
+            near = difflib.get_close_matches(provider, providers, n=3, cutoff=0.3)
+            hint = f"nearest: {', '.join(near)}" if near else f"providers: {', '.join(providers)}"
+            return f"--model {spec}: no model provider {provider!r} ({hint})"
+    return None
+
+
+def _refused(argv: Sequence[str]) -> list[str]:
+    """A line for each model or generation setting in ``argv`` (``inspect eval``'s own options)
+    that cannot run, before Inspect starts: its traceback and a run that does nothing are not
+    what the user asked for."""
+    options = _inspect_options()
+    problems = []
+    i = 2  # after "eval TASK"
+    while i < len(argv):
+        key = argv[i]
+        if options.get(key) == 1 and i + 1 < len(argv):
+            value = argv[i + 1]
+            if key == "--model":
+                problem = _bad_model(value, _model_providers())
+            else:
+                problem = _bad_setting(key, value)
+            if problem:
+                problems.append(problem)
+            i += 1
+        i += 1
+    return problems
+
+
 def _task_params(name: str) -> list[str] | None:
     """The parameters of our task ``name`` (spelled as Python names); None for another package's
     task, whose parameters Inspect checks itself."""
@@ -181,6 +291,8 @@ def _cmd_eval(ns: argparse.Namespace) -> int:
 
     seed_tiktoken()
     argv = _eval_args(ns.task, ns.rest)
+    if problems := _refused(argv):
+        raise InputError("\n".join(problems))
     print("running: inspect " + " ".join(argv), file=sys.stderr)
     ended = _finished_tasks()
     ended.clear()
