@@ -76,6 +76,8 @@ def reproducibility(runs: Sequence[Run], prices: Mapping[str, Price]) -> str:
     costs = [u.cost for u in used]
     if any(not run.usage for run in runs):
         cost = "unknown (a log records no token counts)"
+    elif any(run.usage_notes for run in runs):
+        cost = "unknown (a log's token counts are not counts: see the usage table)"
     elif None in costs:
         cost = "not priced (no price for " + ", ".join(
             sorted({m for u in used for m in u.unpriced})

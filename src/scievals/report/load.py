@@ -61,6 +61,7 @@ class Run:
     parts: tuple[str, ...] = ()  # the logs a combined run was made from; () for one log
     usage: dict[str, dict[str, int]] = field(default_factory=dict)
     """Model -> its token counts (``input``, ``output``, ``reasoning``, ``cache``), all logs."""
+    usage_notes: list[str] = field(default_factory=list)  # counts a log holds that are not used
     seconds: float | None = None  # wall time of the eval (summed over a combined run's logs)
     started: str = ""
     completed: str = ""
@@ -176,17 +177,52 @@ def _ran_in(log: EvalLog, protocol: dict[str, Any]) -> dict[str, Any]:
     return {"sandbox": f"{actual} (eval-level --sandbox; the task asked for {recorded})"}
 
 
-def _usage(log: EvalLog) -> dict[str, dict[str, int]]:
-    """Tokens per model as Inspect counted them (cache reads and writes together)."""
-    return {
-        model: {
-            "input": u.input_tokens,
-            "output": u.output_tokens,
-            "reasoning": u.reasoning_tokens or 0,
-            "cache": (u.input_tokens_cache_read or 0) + (u.input_tokens_cache_write or 0),
-        }
-        for model, u in (log.stats.model_usage or {}).items()
-    }
+MAX_TOKENS = 10**15
+"""More tokens than any run spends (a billion dollars at a dollar per million): a count above it,
+or below 0, is not a count, and would make a cost that is no number (10**400 tokens overflow a
+float; negative ones give a negative cost)."""
+_COUNTS = {
+    "input": ("input_tokens",),
+    "output": ("output_tokens",),
+    "reasoning": ("reasoning_tokens",),
+    "cache": ("input_tokens_cache_read", "input_tokens_cache_write"),
+}
+
+
+def _usage(log: EvalLog) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """Tokens per model as Inspect counted them (cache reads and writes together), and a note
+    for each model whose counts are not counts (left out: its runs' cost is unknown)."""
+    usage: dict[str, dict[str, int]] = {}
+    notes: list[str] = []
+    for model, u in (log.stats.model_usage or {}).items():
+        counts: dict[str, int] = {}
+        for key, names in _COUNTS.items():
+            values = [getattr(u, name, None) for name in names]
+            bad = next((v for v in values if not _is_count(v)), None)
+            if bad is not None:
+                where = Path(str(log.location)).name
+                notes.append(
+                    f"{where}: the token counts of {_shown(model)} are left out ({names[0]} is "
+                    f"{_shown(bad)}: not a count from 0 to 10**{len(str(MAX_TOKENS)) - 1})"
+                )
+                break
+            counts[key] = sum(v or 0 for v in values)
+        else:
+            usage[str(model)] = counts
+    return usage, notes
+
+
+def _is_count(value: Any) -> bool:
+    """A token count, or none recorded (None)."""
+    if value is None:
+        return True
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_TOKENS
+
+
+def _shown(value: Any) -> str:
+    """A value from a log, short enough for a note (10**400 has 401 digits)."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text)} characters)"
 
 
 def _seconds(start: str, end: str) -> float | None:
@@ -216,6 +252,7 @@ def run_from_log(log: EvalLog) -> Run:
         if s.scores
     ]
     errors = sum(1 for s in log.samples or [] if not s.scores)
+    usage, usage_notes = _usage(log)
     return Run(
         path=str(log.location),
         task=log.eval.task,
@@ -229,7 +266,8 @@ def run_from_log(log: EvalLog) -> Run:
         errors=errors,
         max_tokens=_setting(log, "max_tokens"),
         task_args=dict(log.eval.task_args or {}),
-        usage=_usage(log),
+        usage=usage,
+        usage_notes=usage_notes,
         seconds=_seconds(log.stats.started_at, log.stats.completed_at),
         started=log.stats.started_at or "",
         completed=log.stats.completed_at or "",
@@ -446,6 +484,7 @@ def _combine(shards: list[Run]) -> Run:
         max_tokens=first.max_tokens,
         parts=tuple(r.path for r in shards),
         usage=usage,
+        usage_notes=[note for r in shards for note in r.usage_notes],
         seconds=None if None in seconds else sum(s for s in seconds if s is not None),
         started=min(r.started for r in shards),
         completed=max(r.completed for r in shards),

@@ -2,6 +2,8 @@
 
 Tables keep numbers as numbers until rendered: Markdown rounds percentages to one decimal for
 reading, CSV keeps four decimals and puts each interval bound in its own column for analysis.
+Text in a CSV cell that a spreadsheet would run as a formula (a model name ``=HYPERLINK(...)``
+from a log) is written so that it is read as text.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from dataclasses import dataclass, field
 
 from scievals.stats import Estimate
@@ -81,6 +84,22 @@ def to_markdown(table: Table) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet reads as the start of a formula (or, a tab or carriage return, skips to
+one): OWASP's list for CSV injection."""
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|-")
+
+
+def spreadsheet_text(text: str) -> str:
+    """``text`` as a CSV cell a spreadsheet shows and never runs: a formula start gains a
+    leading ``'`` (which spreadsheets hide); a number, or the ``-`` of an empty cell, stays. A
+    carriage return inside becomes a line feed, which the writer quotes: left bare, it would end
+    the row, and what follows it would start a cell of its own."""
+    if text.startswith(FORMULA_START) and not _NUMBER.fullmatch(text):
+        text = "'" + text
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _csv_value(value: float | None) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.4f}"
 
@@ -94,9 +113,10 @@ def to_csv(table: Table) -> str:
     ]
     header: list[str] = []
     for i, col in enumerate(table.columns):
-        header.append(col)
+        names = [col]
         if pct_cols[i]:
-            header += [f"{col} lo", f"{col} hi"] + ([f"{col} se"] if se_cols[i] else [])
+            names += [f"{col} lo", f"{col} hi"] + ([f"{col} se"] if se_cols[i] else [])
+        header += [spreadsheet_text(name) for name in names]
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(header)
@@ -111,6 +131,6 @@ def to_csv(table: Table) -> str:
             elif isinstance(cell, float):
                 out.append(repr(cell))
             else:
-                out.append("" if cell is None else str(cell))
+                out.append("" if cell is None else spreadsheet_text(str(cell)))
         writer.writerow(out)
     return buf.getvalue()

@@ -6,7 +6,9 @@ called (a grader too). Prices are the user's, in US dollars per million tokens, 
 full name (``openai/gpt-4o``) or its last part (``gpt-4o``). Cost = input and cache tokens at the
 input price plus output tokens at the output price: reasoning tokens are counted inside output
 tokens by the providers that report them, so they are shown but not charged again, and cache
-discounts are not applied (an upper bound).
+discounts are not applied (an upper bound). A run whose log holds counts that are not counts
+(negative, or more than any run spends) has them left out by the reader, a note saying so, and no
+cost.
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ class Usage:
     output: int
     reasoning: int
     seconds: float | None
-    cost: float | None  # None when no price was given for a model the run used
+    cost: float | None  # None when no price was given for a model the run used, or counts lack
     unpriced: tuple[str, ...]
 
 
@@ -83,7 +85,7 @@ def usage(run: Run, prices: Mapping[str, Price]) -> Usage:
     totals = {key: sum(u.get(key, 0) for u in run.usage.values()) for key in ("input", "output")}
     unpriced = tuple(sorted(m for m in run.usage if price_for(m, prices) is None))
     cost = None
-    if run.usage and not unpriced:
+    if run.usage and not unpriced and not run.usage_notes:
         cost = 0.0
         for model, counts in run.usage.items():
             price = price_for(model, prices)
@@ -140,9 +142,10 @@ def usage_table(benchmark: str, runs: Sequence[Run], prices: Mapping[str, Price]
     missing = sorted({m for run in runs for m in usage(run, prices).unpriced})
     if missing:
         notes.append(f"No price given for: {', '.join(missing)} (their runs' cost is '-').")
-    uncounted = [run.name for run in runs if not run.usage]
+    uncounted = [run.name for run in runs if not run.usage and not run.usage_notes]
     if uncounted:
         notes.append(f"{', '.join(uncounted)}: the log records no token counts (cost '-').")
+    notes += [f"{run.name}: {note} (cost '-')." for run in runs for note in run.usage_notes]
     return Table(
         f"{benchmark}_usage",
         f"{benchmark}: tokens, time and cost",
