@@ -8,6 +8,7 @@ become floats). A file is opened for the steps one read needs, and closed after 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,17 @@ from scievals.paths import cache_dir
 from scievals.scicode.grading.compare import SPARSE_TYPES
 
 OFFICIAL_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
-# The official file's public host (Google Drive file id from the SciCode README).
-OFFICIAL_URL = "https://drive.usercontent.google.com/download?id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW&export=download&confirm=t"
+# The official file's hosts, tried in this order. Google Drive (the file id of the SciCode
+# README) refuses downloads once the file's sharing quota is spent; the Hugging Face mirror holds
+# the same bytes (the sha256 above), pinned at a commit, as inspect_evals 0.28.0 downloads them.
+MIRROR_REPO = "xantheocracy/scicode-mirror"
+MIRROR_REVISION = "2f903a64a1c4eb62c7c649b0caf7ecb2c0217590"
+MIRROR_URL = f"https://huggingface.co/datasets/{MIRROR_REPO}/resolve/{MIRROR_REVISION}/test_data.h5"
+DRIVE_URL = "https://drive.usercontent.google.com/download?id=17G_k65N_6yFFZ2O-jQH00Lh6iaw3z-AW&export=download&confirm=t"
 ENV_H5 = "SCIEVALS_SCICODE_H5"
+ENV_MIRROR_URL = "SCIEVALS_SCICODE_H5_MIRROR_URL"
+ENV_DRIVE_URL = "SCIEVALS_SCICODE_H5_DRIVE_URL"
+"""Either host's URL replaced (a copy on a local server): the sha256 is checked all the same."""
 
 
 # ---- reading (official decoding) -------------------------------------------------------------
@@ -194,16 +203,38 @@ def official_h5(explicit: str | os.PathLike | None = None) -> Path | None:
     return None
 
 
-def fetch_official(timeout: float = 30.0) -> Path:
-    """Download the official file from its public host (resumable), verified by sha256."""
+def official_hosts() -> list[tuple[str, str]]:
+    """(name, URL) of each host of the official file, in the order tried."""
+    return [
+        (
+            f"the Hugging Face mirror {MIRROR_REPO}@{MIRROR_REVISION[:7]}",
+            os.environ.get(ENV_MIRROR_URL) or MIRROR_URL,
+        ),
+        ("Google Drive", os.environ.get(ENV_DRIVE_URL) or DRIVE_URL),
+    ]
+
+
+def fetch_official(
+    timeout: float = 30.0,
+    hosts: Sequence[tuple[str, str]] | None = None,
+    sha256: str = OFFICIAL_SHA256,
+) -> Path:
+    """Download the official file into the cache (resumable, also from one host to the next),
+    from the first host that gives it whole and verified by sha256; else one line naming each
+    host and why it did not."""
     dest = cache_dir("scicode") / "test_data.h5"
-    try:
-        return download(OFFICIAL_URL, dest, OFFICIAL_SHA256, timeout=timeout)
-    except ArtifactError as exc:
-        raise ArtifactError(
-            f"{exc}. Download test_data.h5 elsewhere (SciCode README, Google Drive) and pass "
-            f"--h5 PATH or set {ENV_H5}"
-        ) from exc
+    failed = []
+    for name, url in official_hosts() if hosts is None else hosts:
+        try:
+            return download(url, dest, sha256, timeout=timeout)
+        except ArtifactError as exc:
+            cause = exc.__cause__
+            why = str(cause) if cause else "it served another file (its sha256 differs)"
+            failed.append(f"{name}: {why}")
+    raise ArtifactError(
+        f"test_data.h5 could not be fetched ({'; '.join(failed)}): download it elsewhere (the "
+        f"SciCode README links it) and pass --h5 PATH or set {ENV_H5}"
+    )
 
 
 def describe_official(path: Path, verify: bool = False) -> str:
