@@ -4,7 +4,8 @@ Each row of ``published.csv`` is one published value: benchmark, protocol, model
 ``main`` or ``sub``, SciBench ``faithful``), book (SciBench per-book figures), the value as
 published in percent, or the count and total it was published as, and its source with a link.
 Sources: shared/specs/scicode.md §11 (leaderboard, paper Table 3), protocols.md (SciCode-Verified,
-regrade_summary.json), scibench.md §5 (paper Table 3).
+regrade_summary.json), scibench.md §5 (paper Table 3), hal-harness PR #149 (HAL's Codex agent),
+NVIDIA Model-Optimizer's Nemotron-3-Nano tutorial (NeMo Evaluator's SciCode, 8 repeats).
 
 A protocol is named after the preset that reproduces it (docs/presets.md); ``PROTOCOLS`` says
 which protocol record values a run must have for the figure to be comparable with it. A published
@@ -119,6 +120,31 @@ PROTOCOLS: dict[tuple[str, str], tuple[str, Mapping[str, Any]]] = {
             "prompt": "single_turn",
             "timeout": 1800,
             "runtimes": lambda value: list(value or []) == ["2024", "2025"],
+        },
+    ),
+    # HAL's harness scores every sub-step, the pre-supplied 13.6, 62.1 and 76.3 too (its agents
+    # give them their official code): its subproblem figures count 291 steps, ours 288.
+    ("scicode", "hal"): (
+        "HAL: an agent per step, 60 s per test; HAL's steps are 291 (13.6, 62.1, 76.3 scored)",
+        {
+            "dataset": ("original", None),
+            "split": "test",
+            "steps_counted": (288, 291),
+            "background": False,
+            "prompt": "single_turn + agent",
+            "timeout": 60,
+        },
+    ),
+    # All 80 problems with background, as NeMo-Skills' test_aai "for consistency with AAI"; the
+    # timeout is not published (NeMo-Skills 30 s, the preset 1,800 s) and not required.
+    ("scicode", "artificial_analysis"): (
+        "80 problems, 338 steps, background (Artificial Analysis, NeMo-Skills)",
+        {
+            "dataset": ("original", None),
+            "split": "all",
+            "steps_counted": 338,
+            "background": True,
+            "prompt": "single_turn",
         },
     ),
     ("scibench", "paper_zero"): ("zero", {**_SCIBENCH_PAPER, "prompt": "zero"}),
