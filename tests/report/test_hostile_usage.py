@@ -106,7 +106,7 @@ def test_hostile_usage_is_flagged_and_every_other_log_reported(
     assert rows["mockllm/good"]["cost"] == "$18.00"  # 6 x $1 + 6 x $2
     for kind in ("huge", "negative"):
         assert (rows[f"mockllm/{kind}"]["input tokens"], rows[f"mockllm/{kind}"]["cost"]) == (
-            "0",
+            "-",
             "-",
         )
     runs, _ = load_runs([logs])

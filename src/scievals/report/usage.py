@@ -125,9 +125,11 @@ USAGE_COLUMNS = ["input tokens", "output tokens", "reasoning tokens", "wall time
 
 
 def usage_cells(run: Run, prices: Mapping[str, Price]) -> list[str | int]:
-    """The usage columns of one run, in ``USAGE_COLUMNS`` order."""
+    """The usage columns of one run, in ``USAGE_COLUMNS`` order; no token totals where the log's
+    counts were left out (a note says which)."""
     u = usage(run, prices)
-    return [u.input, u.output, u.reasoning, duration(u.seconds), dollars(u.cost)]
+    tokens: list[str | int] = ["-"] * 3 if run.usage_notes else [u.input, u.output, u.reasoning]
+    return [*tokens, duration(u.seconds), dollars(u.cost)]
 
 
 def usage_table(benchmark: str, runs: Sequence[Run], prices: Mapping[str, Price]) -> Table:
