@@ -295,7 +295,12 @@ def test_forged_records_do_not_pass_self_checking_step():
     )
     verdicts, _ = asyncio.run(grade({"78.1": forge}))
     assert verdicts[0]["passed"] is False
-    assert verdicts[0]["reason_kind"] in ("exception", "unsupported", "missing_record")
+    assert verdicts[0]["reason_kind"] in (
+        "exception",
+        "unsupported",
+        "missing_record",
+        "invalid_record",
+    )
 
 
 def test_patched_numpy_internals_do_not_pass_self_checking_step():
