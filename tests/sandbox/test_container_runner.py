@@ -24,6 +24,7 @@ from inspect_ai.util import ExecResult
 from scievals.sandbox import _zygote, container, seccomp
 from scievals.sandbox import container_runner as runner
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
+from scievals.sandbox.kept import spool
 
 GUARD_CHECKS = textwrap.dedent(
     """
@@ -255,7 +256,7 @@ def test_a_good_answer_becomes_an_outcome_and_the_kept_bytes():
     env = Scripted(answer())
     ran = run(env)
     assert ran.outcome.returncode == 0 and ran.outcome.stdout == "out"
-    assert ran.outcome.stderr == "err" and ran.kept == b"records" and ran.kept_error is None
+    assert ran.outcome.stderr == "err" and ran.kept.path.read_bytes() == b"records" and ran.kept_error is None
     request = env.requests[0]
     assert request["op"] == "run" and request["source"] == "print(1)"
     assert set(request["filters"]) == set(seccomp.TARGETED)
@@ -285,7 +286,7 @@ def test_a_held_file_comes_in_chunks(monkeypatch):
         *(container.PREFIX + json.dumps({"data": base64.b64encode(c).decode()}) for c in chunks),
     )
     ran = run(env)
-    assert ran.kept == data
+    assert ran.kept.path.read_bytes() == data
     assert [r.get("offset") for r in env.requests[1:]] == list(range(0, len(wire), 16))
     assert [r.get("last") for r in env.requests[1:]][-1] is True
 
@@ -376,12 +377,21 @@ def test_outside_our_images_the_runner_touches_nothing(tmp_path):
         st.binary(max_size=64).map(lambda b: zlib.compress(b * 500)),
     ),
     st.integers(min_value=0, max_value=1 << 16),
+    st.integers(min_value=1, max_value=4096),
 )
-def test_inflating_a_kept_file_gives_exactly_its_size_or_a_machinery_error(wire, size):
-    """Whatever bytes come back as a compressed kept file: exactly ``size`` bytes or a
-    ``RunnerError``, never more than ``size`` (a bomb stops there), never another error."""
+def test_inflating_a_kept_file_gives_exactly_its_size_or_a_machinery_error(wire, size, cut):
+    """Whatever bytes come back as a compressed kept file, in whatever chunks: exactly ``size``
+    bytes in the spool or a ``RunnerError`` (and nothing left in the spool), never more than
+    ``size`` (a bomb stops there), never another error."""
+    before = set(spool().iterdir())
+    inflater = container.Inflater(size)
     try:
-        data = container._inflate(wire, size)
+        for start in range(0, len(wire), cut):
+            inflater.feed(wire[start : start + cut])
+        kept = inflater.close()
     except container.RunnerError:
+        inflater.abandon()
+        assert set(spool().iterdir()) == before
         return
-    assert len(data) == size
+    assert kept.size == size == len(kept.path.read_bytes())
+    kept.discard()

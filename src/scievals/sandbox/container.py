@@ -35,7 +35,8 @@ from inspect_ai.util import (
 from scievals.sandbox import seccomp
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 from scievals.sandbox.image import RUNNER_MIB
-from scievals.sandbox.kept import KeptFile
+from scievals.sandbox.kept import CHUNK_BYTES as KEPT_CHUNK
+from scievals.sandbox.kept import KeptFile, KeptWriter
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import LIMITS, Outcome
 from scievals.sandbox.runtime import WARM_MODULES
@@ -60,8 +61,8 @@ class FileRun:
     """One program run from a file, and the file it was asked to keep, as read."""
 
     outcome: Outcome
-    kept: bytes | KeptFile | None
-    """The container's kept file as read; ``execution.run_file`` spools it (``kept.py``)."""
+    kept: KeptFile | None
+    """The kept file, waiting in the harness's spool (``kept.py``)."""
     kept_error: OSError | None
 
 
@@ -357,9 +358,9 @@ def _outcome(answer: dict[str, Any], tail_bytes: int) -> Outcome:
 
 async def _kept(
     env: SandboxEnvironment, kept: Any, name: str | None, max_keep: int
-) -> tuple[bytes | None, OSError | None]:
-    """The kept file's bytes (the runner sends them compressed), or the error a read in our
-    own sandbox would raise."""
+) -> tuple[KeptFile | None, OSError | None]:
+    """The kept file, inflated chunk by chunk into the harness's spool as the runner sends it
+    (compressed), or the error a read in our own sandbox would raise."""
     if name is None:
         return None, None
     if not isinstance(kept, dict) or not kept:
@@ -376,22 +377,30 @@ async def _kept(
     size = kept.get("size")
     if set(kept) != {what, "size"} or type(size) is not int or not 0 <= size <= max_keep:
         raise RunnerError("the runner's kept file is malformed")
-    if what == "zlib" and isinstance(value, str) and len(value) <= (INLINE_BYTES * 4) // 3 + 8:
-        packed = _decode(value)
-    elif what == "held" and type(value) is int and INLINE_BYTES < value <= _packed_bound(size):
-        packed = bytearray()
-        while len(packed) < value:
-            length = min(CHUNK_BYTES, value - len(packed))
-            last = len(packed) + length >= value
-            request = {"op": "fetch", "offset": len(packed), "length": length, "last": last}
-            answer = await _call(env, request, 120)
-            chunk = _decode(answer.get("data"))
-            if not chunk or len(chunk) > length:
-                raise RunnerError("the runner's chunk of the kept file is malformed")
-            packed += chunk
-    else:
+    inline = what == "zlib" and isinstance(value, str)
+    if not (inline and len(value) <= (INLINE_BYTES * 4) // 3 + 8) and not (
+        what == "held" and type(value) is int and INLINE_BYTES < value <= _packed_bound(size)
+    ):
         raise RunnerError("the runner's kept file is malformed")
-    return await anyio.to_thread.run_sync(_inflate, bytes(packed), size), None
+    inflater = Inflater(size)
+    try:
+        if inline:
+            await anyio.to_thread.run_sync(inflater.feed, _decode(value))
+        else:
+            fetched = 0
+            while fetched < value:
+                length = min(CHUNK_BYTES, value - fetched)
+                last = fetched + length >= value
+                request = {"op": "fetch", "offset": fetched, "length": length, "last": last}
+                chunk = _decode((await _call(env, request, 120)).get("data"))
+                if not chunk or len(chunk) > length:
+                    raise RunnerError("the runner's chunk of the kept file is malformed")
+                await anyio.to_thread.run_sync(inflater.feed, chunk)
+                fetched += len(chunk)
+        return inflater.close(), None
+    except BaseException:
+        inflater.abandon()
+        raise
 
 
 def _packed_bound(size: int) -> int:
@@ -399,16 +408,36 @@ def _packed_bound(size: int) -> int:
     return size + (size >> 10) + 64
 
 
-def _inflate(packed: bytes, size: int) -> bytes:
-    """Exactly ``size`` bytes out of ``packed``, never more (a bomb stops there)."""
-    inflater = zlib.decompressobj()
-    try:
-        data = inflater.decompress(packed, size + 1)
-    except zlib.error as exc:
-        raise RunnerError("the runner's kept file is not zlib") from exc
-    if len(data) != size or not inflater.eof or inflater.unconsumed_tail or inflater.unused_data:
-        raise RunnerError("the runner's kept file is not the size it said")
-    return data
+class Inflater:
+    """The runner's compressed kept file, inflated as its chunks arrive straight into the
+    harness's spool (``kept.py``): exactly ``size`` bytes, never more (a bomb stops there), and
+    never more than one chunk of it in memory."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._inflater = zlib.decompressobj()
+        self._writer = KeptWriter(size)
+
+    def feed(self, packed: bytes) -> None:
+        try:
+            while packed and not self._inflater.eof:
+                data = self._inflater.decompress(packed, KEPT_CHUNK)
+                if self._writer.size + len(data) > self.size:
+                    raise RunnerError("the runner's kept file is not the size it said")
+                self._writer.write(data)
+                packed = self._inflater.unconsumed_tail
+        except zlib.error as exc:
+            raise RunnerError("the runner's kept file is not zlib") from exc
+        if packed:
+            raise RunnerError("the runner's kept file is not the size it said")
+
+    def close(self) -> KeptFile:
+        if self._writer.size != self.size or not self._inflater.eof or self._inflater.unused_data:
+            raise RunnerError("the runner's kept file is not the size it said")
+        return self._writer.close()
+
+    def abandon(self) -> None:
+        self._writer.abandon()
 
 
 def _decode(value: Any) -> bytes:

@@ -166,8 +166,8 @@ async def run_file(
         )
         if isinstance(ran, Outcome):
             return FileRun(ran, None, None)
-        if ran is not None:  # else not our image: the provider's own file and exec calls, below
-            return FileRun(ran.outcome, await _spooled(ran.kept), ran.kept_error)
+        if ran is not None:
+            return ran  # else not our image: the provider's own file and exec calls, below
     async with own_directory(env) as box:
         await box.write_file(name, source)
         outcome = await run_program(box, argv, timeout=timeout, output="tail")
@@ -184,15 +184,8 @@ async def _keep(env: SandboxEnvironment, path: str, max_bytes: int) -> KeptFile:
     ours = scievals_sandbox(env)
     if ours is not None:
         return await ours.keep_regular(path, max_bytes)
-    kept = await _spooled(await read_regular_file(env, path, max_bytes))
-    assert kept is not None
-    return kept
-
-
-async def _spooled(data: bytes | KeptFile | None) -> KeptFile | None:
-    if isinstance(data, bytes):
-        return await anyio.to_thread.run_sync(keep_bytes, data)
-    return data
+    data = await read_regular_file(env, path, max_bytes)
+    return await anyio.to_thread.run_sync(keep_bytes, data)
 
 
 @asynccontextmanager

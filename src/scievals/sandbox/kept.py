@@ -16,6 +16,7 @@ import shutil
 import tempfile
 import threading
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,21 +86,19 @@ class KeptWriter:
 def keep_fd(fd: int, max_bytes: int) -> KeptFile:
     """Copy what is left of an open file into the spool (a file that grows past ``max_bytes``
     while it is read raises ``OverflowError``)."""
-    writer = KeptWriter(max_bytes)
-    try:
-        while chunk := os.read(fd, CHUNK_BYTES):
-            writer.write(chunk)
-    except BaseException:
-        writer.abandon()
-        raise
-    return writer.close()
+    return _keep(iter(lambda: os.read(fd, CHUNK_BYTES), b""), max_bytes)
 
 
 def keep_bytes(data: bytes) -> KeptFile:
     """Bytes already in memory (a foreign sandbox's read), spooled so they wait on disk."""
-    writer = KeptWriter(len(data))
+    return _keep([data], len(data))
+
+
+def _keep(chunks: Iterable[bytes], max_bytes: int) -> KeptFile:
+    writer = KeptWriter(max_bytes)
     try:
-        writer.write(data)
+        for chunk in chunks:
+            writer.write(chunk)
     except BaseException:
         writer.abandon()
         raise

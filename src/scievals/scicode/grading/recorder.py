@@ -16,12 +16,19 @@ tests' own computations here close to the trusted side's, so that the model's fu
 arguments the tests meant to give them.
 """
 
+import builtins
+import json
+import math
+import random
+import sys
+import zlib
+
+import numpy
+
 
 def install(path, wire, helpers):
     """The recorder of this program, writing to ``path``; the rewritten tests call its hooks
     (``snapshot``, ``arm``, ``ref``, ``claim``, ``trusted``, ``begin``, ``end``)."""
-    import sys
-
     return Recorder(path, wire, helpers, sys.modules["__main__"].__dict__)
 
 
@@ -54,7 +61,6 @@ class Recorder:
 
     def write(self, event):
         """One event; past the records' bound, one ``too_large`` event and nothing more."""
-        import json
 
         if self.written > self.bound:
             return
@@ -66,9 +72,6 @@ class Recorder:
         self.out.flush()
 
     def rng_state(self):
-        import random
-
-        import numpy
 
         return {"numpy": numpy.random.get_state(), "random": random.getstate()}
 
@@ -79,11 +82,6 @@ class Recorder:
 
     def snapshot(self, names):
         """After the dependencies, before any model code: what the tests must see."""
-        import builtins
-        import math
-        import random
-        import sys
-
         self.pristine.update(vars(builtins))
         self.pristine.update(self.helpers)
         self.pristine.update({name: self.main[name] for name in names if name in self.main})
@@ -168,7 +166,6 @@ class Recorder:
         return form, (rebuild(value, made) if made else value)
 
     def state_of(self, value):
-        import numpy
 
         if type(value) is numpy.ndarray:
             return value.copy()
@@ -180,7 +177,6 @@ class Recorder:
         return None
 
     def changed(self, before, value):
-        import numpy
 
         if before is None:
             return False
@@ -244,7 +240,6 @@ class Recorder:
         """After a value went to the test: what model code changed since in values it handed
         out before (a reused buffer: the official test sees the change), then keep watch on
         this one's arrays."""
-        import numpy
 
         self.changes()
         parts = [((), value)]
@@ -284,7 +279,6 @@ def unwrap(value):
 
 
 def same_state(a, b):
-    import numpy
 
     if type(a) is tuple and type(b) is tuple and len(a) == len(b):
         return all(same_state(x, y) for x, y in zip(a, b, strict=True))
@@ -294,9 +288,6 @@ def same_state(a, b):
 
 
 def digest(array):
-    import zlib
-
-    import numpy
 
     data = numpy.ascontiguousarray(numpy.ndarray.view(array, numpy.ndarray)).data
     return array.shape, array.dtype.str, zlib.crc32(data)
@@ -335,7 +326,6 @@ class Proxy:
         return obj[key]
 
     def __array__(self, dtype=None, copy=None):
-        import numpy
 
         kept = object.__getattribute__(self, "_v")
         data = kept[1] if kept else object.__getattribute__(self, "_o")

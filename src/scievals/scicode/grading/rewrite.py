@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from scievals.scicode.grading.compare import HELPERS
-from scievals.scicode.grading.scopes import Claims, Scopes
+from scievals.scicode.grading.scopes import Claims, Scopes, names_in
 
 TARGET = "target"
 VALUES = "__v"
@@ -55,10 +55,6 @@ class TestPlan:
     """Names the test reads that the program may define (model functions and values)."""
 
 
-def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 @cache
 def dependency_names(dependencies: str) -> frozenset[str]:
     """The names a problem's import lines bind (the benchmark's, never the model's)."""
@@ -79,14 +75,14 @@ class _Splitter:
     def split(self, node: ast.expr) -> ast.expr:
         if isinstance(node, ast.Constant):
             return node
-        if not (_names(node) & self.tainted):
+        if not (names_in(node) & self.tainted):
             self.captures.append(node)
             index = ast.Constant(len(self.captures) - 1)
             return ast.Subscript(ast.Name(VALUES, ast.Load()), index, ast.Load())
         if isinstance(node, ast.Name):
             return node
         if isinstance(node, ast.Call):
-            func = node.func if not (_names(node.func) & self.tainted) else self.split(node.func)
+            func = node.func if not (names_in(node.func) & self.tainted) else self.split(node.func)
             return ast.Call(
                 func,
                 [self.split(arg) for arg in node.args],
@@ -118,7 +114,7 @@ class _Asserts(ast.NodeTransformer):
         self.tainted, self.mode, self.checks = tainted, mode, checks
 
     def visit_Assert(self, node: ast.Assert) -> ast.stmt | list[ast.stmt]:
-        if not (_names(node.test) & self.tainted):
+        if not (names_in(node.test) & self.tainted):
             if self.mode == "child":
                 return ast.copy_location(ast.Expr(node.test), node)
             return node
@@ -240,7 +236,7 @@ def plan_test(index: int, source: str, dependencies: str = "") -> TestPlan:
         ):
             unpack.append(ast.unparse(stmt))
             for tgt in stmt.targets:
-                tainted |= _names(tgt)
+                tainted |= names_in(tgt)
             continue
         kept.append(stmt)
 

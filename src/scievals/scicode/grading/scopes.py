@@ -47,7 +47,8 @@ class Scope:
         return scope
 
 
-def _target_names(node: ast.AST) -> set[str]:
+def names_in(node: ast.AST) -> set[str]:
+    """Every name a node mentions, in any context."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
@@ -108,7 +109,7 @@ class _Collector(ast.NodeVisitor):
         outer = self.current
         self.current = self._open(node, outer)
         for number, generator in enumerate(generators):
-            self.current.bound |= _target_names(generator.target)
+            self.current.bound |= names_in(generator.target)
             if number:
                 self.visit(generator.iter)
             for condition in generator.ifs:
@@ -277,9 +278,9 @@ if hasattr(ast, "TryStar"):
 def header_names(stmt: ast.stmt) -> set[str]:
     """What a compound statement's header binds: loop and ``as`` targets, walrus targets."""
     if isinstance(stmt, ast.For | ast.AsyncFor):
-        return _target_names(stmt.target) | _walrus(stmt.iter)
+        return names_in(stmt.target) | _walrus(stmt.iter)
     if isinstance(stmt, ast.With | ast.AsyncWith):
-        targets = {n for i in stmt.items if i.optional_vars for n in _target_names(i.optional_vars)}
+        targets = {n for i in stmt.items if i.optional_vars for n in names_in(i.optional_vars)}
         return targets | _walrus(*(i.context_expr for i in stmt.items))
     if isinstance(stmt, ast.While | ast.If):
         return _walrus(stmt.test)
