@@ -14,7 +14,7 @@ from inspect_ai._util.registry import (  # inspect-evals-lint: ignore[IECQ001] -
 from inspect_ai.scorer import Scorer
 from inspect_ai.util import RegistryInfo, registry_info
 
-from scievals.models import scievals_model  # noqa: F401
+from scievals.models.api import scievals_model  # noqa: F401
 from scievals.sandbox.docker_pool import SharedContainer  # noqa: F401
 from scievals.sandbox.provider import ScievalsSandbox  # noqa: F401
 from scievals.scibench.scorer import faithful, robust

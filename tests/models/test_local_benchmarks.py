@@ -14,7 +14,7 @@ from inspect_ai import eval
 from inspect_ai.log import EvalLog
 from scibench.scibench_helpers import DATA, needs_data
 
-import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
+import scievals.models.api  # noqa: F401  registers scievals/ without relying on the entry point
 from scievals.scibench.task import scibench
 from scievals.scicode.task import scicode
 

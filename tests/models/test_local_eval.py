@@ -27,7 +27,7 @@ from inspect_ai.scorer import includes
 from inspect_ai.solver import generate
 from timing import HANG_S
 
-import scievals.models  # noqa: F401  registers scievals/ without relying on the entry point
+import scievals.models.api  # noqa: F401  registers scievals/ without relying on the entry point
 from scievals.models.files import MODELS, fetch
 
 try:

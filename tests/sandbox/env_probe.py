@@ -8,6 +8,7 @@ timings) is reduced to the property that matters (a clock is "fine" or ticks eve
 """
 
 import contextlib
+import gc
 import importlib
 import json
 import os
@@ -263,6 +264,7 @@ def interpreter():
     out["python.version"] = sys.version
     out["python.dont_write_bytecode"] = sys.dont_write_bytecode
     out["python.numpy imported at start"] = "numpy" in sys.modules
+    out["python.gc objects frozen at start"] = gc.get_freeze_count() > 0
     out["python.standard modules that do not import"] = IMPORT_FAILURES
     main = vars(sys.modules["__main__"])
     out["python.__main__ dunders"] = sorted(k for k in main if k.startswith("__"))

@@ -256,7 +256,11 @@ def test_a_good_answer_becomes_an_outcome_and_the_kept_bytes():
     env = Scripted(answer())
     ran = run(env)
     assert ran.outcome.returncode == 0 and ran.outcome.stdout == "out"
-    assert ran.outcome.stderr == "err" and ran.kept.path.read_bytes() == b"records" and ran.kept_error is None
+    assert (
+        ran.outcome.stderr == "err"
+        and ran.kept.path.read_bytes() == b"records"
+        and ran.kept_error is None
+    )
     request = env.requests[0]
     assert request["op"] == "run" and request["source"] == "print(1)"
     assert set(request["filters"]) == set(seccomp.TARGETED)

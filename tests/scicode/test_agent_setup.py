@@ -13,9 +13,10 @@ from inspect_ai.tool import ToolDef, ToolError, ToolInfo, ToolParam, ToolParams,
 from inspect_ai.util import LimitExceededError
 
 from scievals.agents.environment import AGENT_ENVIRONMENT, with_agent_service
-from scievals.agents.limits import AgentLimits, ToolCallLimit
+from scievals.agents.limits import AgentLimits
 from scievals.agents.resolve import agent_label, agent_spec
 from scievals.agents.step import AGENT_STORE_KEY, summary, unanswered
+from scievals.agents.step_limits import ToolCallLimit
 from scievals.agents.tools import counted
 from scievals.inputs import InputError
 from scievals.models import reference

@@ -22,7 +22,6 @@ from scievals.scicode.data.dataset import (
     find_step,
     load_problems,
     official_file,
-    samples,
 )
 from scievals.scicode.extract import top_level_names
 from scievals.scicode.prompts import (
@@ -34,6 +33,7 @@ from scievals.scicode.prompts import (
 )
 from scievals.scicode.reference import gold_reply
 from scievals.scicode.solver import STORE_KEY, chat_solver, single_turn_solver
+from scievals.scicode.task import problem_samples
 
 from .conftest import inspect_evals_source, official_source
 
@@ -157,7 +157,7 @@ def test_split_sizes(split, problems, steps, scored, tests):
     assert sum(len(p.steps) for p in loaded) == steps
     assert sum(len(p.scored_steps) for p in loaded) == scored
     assert sum(len(s.tests) for p in loaded for s in p.steps) == tests
-    dataset = samples(loaded)
+    dataset = problem_samples(loaded)
     assert len(dataset) == problems
     assert sum(len(s.metadata["steps"]) for s in dataset) == scored
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from inspect_ai.agent import Agent, AgentState, AgentSubmit, is_agent, react
 from inspect_ai.tool import Tool
 
-from scievals.agents.limits import ToolCallLimit
+from scievals.agents.step_limits import ToolCallLimit
 from scievals.inputs import InputError
 
 REACT = "react"

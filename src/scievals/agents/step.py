@@ -19,8 +19,9 @@ from inspect_ai.model import ChatMessage, ChatMessageTool, ModelOutput, get_mode
 from inspect_ai.util import LimitExceededError, Store
 
 from scievals.agents.environment import agent_sandbox
-from scievals.agents.limits import AgentLimits, StepLimits
+from scievals.agents.limits import AgentLimits
 from scievals.agents.resolve import AgentSpec
+from scievals.agents.step_limits import StepLimits
 from scievals.agents.tools import sandbox_tools
 
 AGENT_STORE_KEY = "scievals:agent"

@@ -26,7 +26,8 @@ from inspect_ai.tool import Tool, ToolDef, ToolError, bash, python
 from inspect_ai.util import ExecResult
 from inspect_ai.util import sandbox as sandbox_env
 
-from scievals.agents.limits import AgentLimits, ToolCallLimit
+from scievals.agents.limits import AgentLimits
+from scievals.agents.step_limits import ToolCallLimit
 
 ARGUMENT_BYTES = 100_000
 """Longer code goes through stdin: Linux caps one argument of a program at 128 KiB."""

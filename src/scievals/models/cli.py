@@ -22,7 +22,7 @@ from typing import Any
 from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
 from scievals.models.files import DEFAULT_MODEL, DEFAULT_MODEL_ENV, MODELS, fetch, resolve, say
-from scievals.models.local import DEFAULT_N_CTX, default_threads
+from scievals.models.settings import DEFAULT_N_CTX, default_threads
 
 API_KEY_ENV = "SCIEVALS_API_KEY"
 

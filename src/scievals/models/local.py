@@ -28,7 +28,6 @@ write instead.
 from __future__ import annotations
 
 import atexit
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -59,25 +58,17 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from scievals.artifacts import ArtifactError
 from scievals.models.files import resolve
+from scievals.models.settings import (
+    DEFAULT_MAX_TOKENS,
+    DEFAULT_N_BATCH,
+    DEFAULT_N_CTX,
+    default_threads,
+)
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
-DEFAULT_N_CTX = 16384
-DEFAULT_N_BATCH = 512
-DEFAULT_MAX_TOKENS = 2048
-
 _STOP_REASONS: dict[str | None, StopReason] = {"stop": "stop", "length": "max_tokens"}
-
-
-def default_threads() -> int:
-    """One less than the CPUs this process may use (affinity-aware), at least one.
-
-    llama.cpp's threads spin while they wait, so a thread that competes with the sandboxes
-    running the model's code (or another engineer's job) slows every token: with Qwen-0.5B on
-    2 busy cores, 1 thread decoded 28-32 tok/s and 2 threads 10-20 tok/s.
-    """
-    return max(1, len(os.sched_getaffinity(0)) - 1)
 
 
 def import_llama() -> type[Llama]:

@@ -1,6 +1,19 @@
 """Reports over scievals logs: results with intervals and their protocol, breakdowns, paired
-comparisons, published reference rows, plots and a static HTML page (``scievals report``)."""
+comparisons, published reference rows, plots and a static HTML page (``scievals report``).
+Names are imported on first use, so ``import scievals.report`` stays cheap."""
 
-from scievals.report.write import write_report
+from __future__ import annotations
 
-__all__ = ["write_report"]
+from typing import TYPE_CHECKING
+
+from scievals.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from scievals.report.write import write_report
+
+_EXPORTS = {"write_report": "write"}
+__all__ = [
+    "write_report",
+]
+
+lazy_exports(__name__, _EXPORTS)

@@ -2,18 +2,41 @@
 
 The task is ``scibench``; the scorers ``faithful`` and ``robust``; the pure rules behind them
 (``faithful_score``, ``robust_score``, ``parse_number``, ``official_unit``) grade replies made
-anywhere, as ``grade_file`` does for ``scievals grade scibench``.
+anywhere, as ``grade_file`` does for ``scievals grade scibench``. Names are imported on first use,
+so ``import scievals.scibench`` stays cheap.
 """
 
-from scievals.scibench.config import SciBenchConfig
-from scievals.scibench.faithful import faithful_score, faithful_tool_score
-from scievals.scibench.grade import grade_file
-from scievals.scibench.robust import parse_number, robust_score, robust_tool_score
-from scievals.scibench.scorer import faithful, robust
-from scievals.scibench.task import scibench
-from scievals.scibench.units import Unit, official_unit
-from scievals.scibench.verdict import Verdict
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from scievals.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from scievals.scibench.config import SciBenchConfig
+    from scievals.scibench.faithful import faithful_score, faithful_tool_score
+    from scievals.scibench.grade import grade_file
+    from scievals.scibench.robust import parse_number, robust_score, robust_tool_score
+    from scievals.scibench.scorer import faithful, robust
+    from scievals.scibench.task import scibench
+    from scievals.scibench.units import Unit, official_unit
+    from scievals.scibench.verdict import Verdict
+
+_EXPORTS = {
+    "SciBenchConfig": "config",
+    "Unit": "units",
+    "Verdict": "verdict",
+    "faithful": "scorer",
+    "faithful_score": "faithful",
+    "faithful_tool_score": "faithful",
+    "grade_file": "grade",
+    "official_unit": "units",
+    "parse_number": "robust",
+    "robust": "scorer",
+    "robust_score": "robust",
+    "robust_tool_score": "robust",
+    "scibench": "task",
+}
 __all__ = [
     "SciBenchConfig",
     "Unit",
@@ -29,3 +52,5 @@ __all__ = [
     "robust_tool_score",
     "scibench",
 ]
+
+lazy_exports(__name__, _EXPORTS)

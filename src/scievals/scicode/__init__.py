@@ -6,10 +6,9 @@ Names are imported on first use, so ``import scievals.scicode`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from scievals.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from scievals.scicode.config import SciCodeConfig
@@ -49,20 +48,4 @@ __all__ = [
     "grade",
 ]
 
-
-class _Package(types.ModuleType):
-    def __getattr__(self, name: str) -> Any:
-        if name not in _EXPORTS:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-        super().__setattr__(name, value)
-        return value
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        # Importing the submodule ``grade`` would otherwise rebind the exported function.
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
+lazy_exports(__name__, _EXPORTS)

@@ -27,6 +27,10 @@ GRADE_OPTIONS = (
 
 
 def _grade(ns: argparse.Namespace) -> int:
+    if ns.sandbox in (None, "scievals"):
+        from scievals.sandbox import prestart
+
+        prestart(ns.runtimes.split(",")[0].strip() if ns.runtimes else None)
     from scievals.grade_out import Interrupts, VerdictsOut, run_grading, run_record
     from scievals.scicode.grade import grade, read_completions
 

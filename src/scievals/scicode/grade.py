@@ -16,7 +16,7 @@ from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCou
 from scievals.scicode.data.targets_source import target_lookup
 from scievals.scicode.grading.runner import added_by, grade_step
 from scievals.scicode.grading.schedule import StepCache, expected_cost
-from scievals.scicode.metrics import problem_solved
+from scievals.scicode.solved import problem_solved
 from scievals.scicode.solver import extract
 
 

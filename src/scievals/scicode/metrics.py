@@ -16,7 +16,6 @@ per-epoch scores with the same two functions, ``pass_at_steps`` and ``pass_at_ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai.scorer import (
@@ -29,6 +28,7 @@ from inspect_ai.scorer import (
     score_reducer,
 )
 
+from scievals.scicode.solved import problem_solved
 from scievals.stats import clustered_se
 
 MAIN_SOLVED = "main_solved"
@@ -39,11 +39,6 @@ PASS_AT = "pass_at"
 def _steps(sample: SampleScore) -> dict[str, float]:
     value = sample.score.value
     return {k: float(v) for k, v in value.items()} if isinstance(value, dict) else {}
-
-
-def problem_solved(steps: Mapping[str, Any]) -> bool:
-    """The one definition of a solved main problem: it has scored steps and every one passed."""
-    return bool(steps) and all(float(v) == 1.0 for v in steps.values())
 
 
 def main_solved(sample: SampleScore) -> float:

@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 from inspect_ai import Epochs, Task, task
-from inspect_ai.dataset import MemoryDataset
+from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver
 
 from scievals.agents.environment import agent_sandbox_spec
@@ -31,7 +31,7 @@ from scievals.artifacts import ArtifactError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
 from scievals.protocol import protocol
-from scievals.sandbox import protocol_fields, runtime_versions, sandbox_images
+from scievals.sandbox import prestart, protocol_fields, runtime_versions, sandbox_images
 from scievals.sandbox.provider import ScievalsSandboxConfig
 from scievals.scicode.agent import agent_solver
 from scievals.scicode.config import (
@@ -43,7 +43,7 @@ from scievals.scicode.config import (
     sandbox_config,
 )
 from scievals.scicode.data import verified
-from scievals.scicode.data.dataset import DATA_VERSION, Dataset, Problem, Split, StepCount, samples
+from scievals.scicode.data.dataset import DATA_VERSION, Dataset, Problem, Split, StepCount
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import scicode_epochs
 from scievals.scicode.presets import PRESETS
@@ -135,6 +135,10 @@ def scicode(
         )
         if config.agent:
             agent_spec(config.agent)  # a name that is no agent stops the build here
+        if config.sandbox == "scievals":
+            prestart(
+                config.runtime_names[0]
+            )  # its imports overlap loading the problems and targets
         problems = config.problems()
         target_source = _target_source(config)
     return Task(
@@ -213,7 +217,7 @@ def scicode_verified(**params: Any) -> Task:
 def _samples(problems: tuple[Problem, ...], config: SciCodeConfig) -> MemoryDataset:
     """One sample per problem; with ``whole_problem`` its input is the prompt, so that any
     ``--solver`` answers it (its output is graded)."""
-    dataset = samples(problems, "scicode-verified" if config.verified else "scicode")
+    dataset = problem_samples(problems, "scicode-verified" if config.verified else "scicode")
     if config.whole_problem:
         by_id = {p.problem_id: p for p in problems}
         for sample in dataset:
@@ -317,3 +321,23 @@ PRESUPPLIED = {
     "__init__), not scored",
     "verified": "pre-supplied steps 13.6/62.1/76.3 inserted without import lines, not scored",
 }
+
+
+def problem_samples(problems: tuple[Problem, ...], name: str = "scicode") -> MemoryDataset:
+    """One sample per main problem; the solver and scorer read the problem from metadata."""
+    return MemoryDataset(
+        [
+            Sample(
+                id=problem.problem_id,
+                input=problem.problem_id,
+                metadata={
+                    "problem_id": problem.problem_id,
+                    "problem_name": problem.name,
+                    "split": problem.split,
+                    "steps": [step.step_id for step in problem.scored_steps],
+                },
+            )
+            for problem in problems
+        ],
+        name=name,
+    )

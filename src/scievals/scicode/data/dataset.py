@@ -14,8 +14,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from inspect_ai.dataset import MemoryDataset, Sample
-
 from scievals.artifacts import ArtifactError, download, pip_wheel, wheel_member
 from scievals.inputs import InputError
 from scievals.paths import cache_dir
@@ -262,23 +260,3 @@ def find_step(step_id: str, split: Split = "all", source: str = "package") -> tu
             if step.step_id == step_id:
                 return problem, step
     raise KeyError(f"no SciCode step {step_id!r} in split {split!r}")
-
-
-def samples(problems: tuple[Problem, ...], name: str = "scicode") -> MemoryDataset:
-    """One sample per main problem; the solver and scorer read the problem from metadata."""
-    return MemoryDataset(
-        [
-            Sample(
-                id=problem.problem_id,
-                input=problem.problem_id,
-                metadata={
-                    "problem_id": problem.problem_id,
-                    "problem_name": problem.name,
-                    "split": problem.split,
-                    "steps": [step.step_id for step in problem.scored_steps],
-                },
-            )
-            for problem in problems
-        ],
-        name=name,
-    )
