@@ -34,7 +34,7 @@ from pathlib import Path
 from scievals.sandbox import describe
 from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.data.dataset import Problem, Step, load_problems
-from scievals.scicode.data.regenerate import ensure_dev_targets
+from scievals.scicode.regenerate import ensure_dev_targets
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SCIEVALS = str(Path(sys.executable).with_name("scievals"))

@@ -21,11 +21,11 @@ from typing import Any
 from scievals.sandbox.kept import keep_bytes
 from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.data.dataset import load_problems
-from scievals.scicode.data.regenerate import ensure_dev_targets
 from scievals.scicode.data.targets import TargetFile
 from scievals.scicode.grading.program import plans_for, step_program
 from scievals.scicode.grading.replay import read_records, read_replayed, replay_tests
 from scievals.scicode.grading.runner import REPLAY_JOB
+from scievals.scicode.regenerate import ensure_dev_targets
 from scievals.trusted.pool import Pool
 
 

@@ -14,10 +14,10 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from scievals.scicode.data.dataset import load_problems
-from scievals.scicode.data.regenerate import dev_targets_path
 from scievals.scicode.data.targets import ENV_H5, official_h5, write_test_target
 from scievals.scicode.data.targets_source import NO_H5
 from scievals.scicode.data.verified_targets import ENV_VERIFIED_H5, NO_VERIFIED_H5, verified_h5
+from scievals.scicode.regenerate import dev_targets_path
 
 BIN = Path(sys.executable).parent
 VERIFIED_COPY = Path(__file__).resolve().parents[2] / "shared" / "data" / "scicode-verified"

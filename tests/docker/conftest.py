@@ -100,6 +100,6 @@ def both_images(runtime_image):
 
 @pytest.fixture(scope="session")
 def dev_targets() -> Path:
-    from scievals.scicode.data.regenerate import ensure_dev_targets
+    from scievals.scicode.regenerate import ensure_dev_targets
 
     return ensure_dev_targets()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from scievals.scicode.data.regenerate import run_sync
+from scievals.aio import run_sync
 from scievals.scicode.grade import grade
 from tests.scicode.conftest import gold
 from tests.scicode.test_runtimes import NUMPY_2_ONLY, SCIPY_OLD_ONLY, with_line

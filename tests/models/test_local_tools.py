@@ -100,7 +100,7 @@ except ImportError:
     reason="llama-cpp-python is not installed (scripts/build_llama.sh builds it)",
 )
 def test_local_model_runs_the_agentic_protocol(tmp_path):
-    from scievals.scicode.data.regenerate import ensure_dev_targets
+    from scievals.scicode.regenerate import ensure_dev_targets
     from scievals.scicode.task import scicode
 
     ensure_dev_targets()

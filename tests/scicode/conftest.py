@@ -169,8 +169,9 @@ def read_grade_output(path: Path) -> tuple[dict[str, dict[str, Any]], dict[str, 
 @pytest.fixture(scope="session")
 def fresh_dev_targets(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
     """All 50 dev steps regenerated from gold code now, into a temporary file (slow: minutes)."""
+    from scievals.aio import run_sync
     from scievals.sandbox import session
-    from scievals.scicode.data.regenerate import regenerate_dev, run_sync
+    from scievals.scicode.regenerate import regenerate_dev
 
     dest = tmp_path_factory.mktemp("regenerated") / "dev_regenerated.h5"
 
@@ -184,7 +185,7 @@ def fresh_dev_targets(tmp_path_factory) -> tuple[Path, dict[str, Any]]:
 @pytest.fixture(scope="session")
 def dev_targets_file(request) -> Path:
     """The cached regenerated dev targets; when absent, built once (shared with the slow tests)."""
-    from scievals.scicode.data.regenerate import dev_targets_path, ensure_dev_targets
+    from scievals.scicode.regenerate import dev_targets_path, ensure_dev_targets
 
     cached = dev_targets_path()
     if not cached.exists():

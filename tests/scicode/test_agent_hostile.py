@@ -13,7 +13,7 @@ from timing import HANG_S
 
 from scievals.offline import seed_tiktoken
 from scievals.scicode.data.dataset import find_step
-from scievals.scicode.data.regenerate import dev_targets_path
+from scievals.scicode.regenerate import dev_targets_path
 from scievals.scicode.task import scicode
 
 from .agent_scripts import bash, fenced, python, scripted, submit, talk

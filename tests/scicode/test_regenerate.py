@@ -16,8 +16,8 @@ import pytest
 
 from scievals.sandbox import session
 from scievals.scicode.data.dataset import load_problems
-from scievals.scicode.data.regenerate import ensure_dev_targets
 from scievals.scicode.data.targets import TargetFile
+from scievals.scicode.regenerate import ensure_dev_targets
 from scievals.scicode.scorer import score_problem
 
 pytestmark = pytest.mark.slow

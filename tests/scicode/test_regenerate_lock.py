@@ -9,7 +9,7 @@ import time
 
 from timing import HANG_S
 
-from scievals.scicode.data import regenerate
+from scievals.scicode import regenerate
 
 
 def test_two_runs_at_once_regenerate_once(tmp_path, monkeypatch):

@@ -19,7 +19,8 @@ from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.grading.program import plans_for, step_program
 from scievals.scicode.grading.replay import parse_records, replay_tests
-from scievals.scicode.grading.runner import Execution, StepVerdict, judge, judge_tests
+from scievals.scicode.grading.runner import Execution, judge, judge_tests
+from scievals.scicode.verdict import StepVerdict
 
 DEPS = "import numpy as np\nfrom scipy.integrate import simps"
 ARRAY = np.array([1.0, 2.0])

@@ -10,11 +10,11 @@ import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 
+from scievals.aio import run_sync
 from scievals.inputs import InputError
 from scievals.report.build import build_sections
 from scievals.report.load import load_runs
 from scievals.sandbox.runtime import RUNTIMES, check_runtimes, pins, runtime_environment
-from scievals.scicode.data.regenerate import run_sync
 from scievals.scicode.grade import grade
 from scievals.scicode.task import scicode
 

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scievals.scicode.data.regenerate import Unsolvable, solve_target
 from scievals.scicode.grading.rewrite import plan_test
+from scievals.scicode.regenerate import Unsolvable, solve_target
 
 ARRAY = np.array([1.0, 2.0])
 SOLVES = [

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from inspect_ai import eval as inspect_eval
 
+from scievals.aio import run_sync
 from scievals.inputs import InputError
 from scievals.scicode.data.dataset import load_problems, upstream_extract
-from scievals.scicode.data.regenerate import run_sync
 from scievals.scicode.data.targets import write_test_target
 from scievals.scicode.grade import grade
 from scievals.scicode.task import scicode

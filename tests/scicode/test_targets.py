@@ -7,6 +7,7 @@ writer ``save_data_to_hdf5`` must produce a file both readers decode the same wa
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import h5py
@@ -16,7 +17,7 @@ import scipy.sparse
 import sympy
 
 from scievals.artifacts import ArtifactError
-from scievals.scicode.data import regenerate
+from scievals.scicode import regenerate
 from scievals.scicode.data import targets as targets_module
 from scievals.scicode.data.dataset import find_step, load_problems
 from scievals.scicode.data.targets import (
@@ -319,7 +320,14 @@ def test_target_source_missing(monkeypatch, tmp_path):
         TargetSource("all").prepare()
 
 
-def test_target_source_reads_each_step_from_its_file_and_closes(monkeypatch, tmp_path):
+def test_target_source_without_a_regenerator_says_so():
+    """The data floor cannot build dev targets itself: whoever builds the source passes the
+    grader's regenerator, and a source without one refuses in one line."""
+    with pytest.raises(ArtifactError, match="nothing was given to build them"):
+        TargetSource("dev").prepare()
+
+
+def test_target_source_reads_each_step_from_its_file_and_closes(tmp_path):
     official_path, regenerated_path = tmp_path / "test_data.h5", tmp_path / "dev.h5"
     _write(official_path, ["official"] * 3, step="77.1")
     with h5py.File(official_path, "a") as h5:
@@ -327,13 +335,15 @@ def test_target_source_reads_each_step_from_its_file_and_closes(monkeypatch, tmp
             write_test_target(h5, "1.1", number, "official")
     _write(regenerated_path, ["regenerated"] * 3, step="1.1")
     calls = []
-    monkeypatch.setattr(
-        regenerate, "ensure_dev_targets", lambda progress=None: calls.append(1) or regenerated_path
-    )
+
+    def build() -> Path:
+        calls.append(1)
+        return regenerated_path
+
     test_step = find_step("77.1", "test")[1]
     dev_step = find_step("1.1", "dev")[1]
     before = _open_h5_files()
-    both = TargetSource("all", "auto", str(official_path))
+    both = TargetSource("all", "auto", str(official_path), regenerate=build)
     assert calls == []  # nothing happens before scoring asks
     read = both.read([test_step, dev_step])
     assert read["77.1"] == ["official"] * len(test_step.tests)
@@ -358,7 +368,7 @@ def test_target_source_regenerates_absent_dev_targets_with_progress(
 
     monkeypatch.setattr(regenerate, "dev_targets_path", lambda: dest)
     monkeypatch.setattr(regenerate, "regenerate_dev", regenerate_dev)
-    source = TargetSource("dev")
+    source = TargetSource("dev", regenerate=regenerate.ensure_dev_targets)
     assert not dest.exists()
     source.prepare()
     assert dest.exists()

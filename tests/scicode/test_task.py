@@ -10,7 +10,8 @@ from inspect_ai import eval as inspect_eval
 from scievals.artifacts import ArtifactError
 from scievals.cli import _eval_args, main
 from scievals.offline import seed_tiktoken
-from scievals.scicode.data import regenerate, targets
+from scievals.scicode import regenerate
+from scievals.scicode.data import targets
 from scievals.scicode.data.dataset import find_step
 from scievals.scicode.data.targets import ENV_H5, write_test_target
 from scievals.scicode.data.targets_source import NO_H5, target_lookup

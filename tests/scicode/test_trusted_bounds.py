@@ -24,9 +24,9 @@ import h5py
 import pytest
 from timing import must_end
 
+from scievals.aio import run_sync
 from scievals.cli import main
 from scievals.scicode.data.dataset import find_step
-from scievals.scicode.data.regenerate import run_sync
 from scievals.scicode.data.targets import write_test_target
 from scievals.scicode.grade import grade
 

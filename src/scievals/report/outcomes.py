@@ -16,9 +16,8 @@ from inspect_ai.scorer import Score, value_to_float
 
 from scievals.report.load import Run, natural_key
 from scievals.scibench.metrics import pass_at_problem
-from scievals.scicode.grading.runner import REASON_KINDS, added_by
 from scievals.scicode.metrics import pass_at_main, pass_at_steps
-from scievals.scicode.solved import problem_solved
+from scievals.scicode.verdict import REASON_KINDS, added_by, problem_solved
 from scievals.stats import Outcome
 
 SCIBENCH_SCORERS = ("faithful", "robust")

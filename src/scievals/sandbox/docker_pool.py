@@ -50,6 +50,7 @@ from pydantic import BaseModel
 
 from scievals.prerequisite import PrerequisiteInputError
 from scievals.sandbox import container
+from scievals.sandbox.registered import registered_provider
 
 NAME = "scievals-docker"
 PER_CPU = 2
@@ -57,9 +58,7 @@ PER_CPU = 2
 
 
 def _docker() -> type[SandboxEnvironment]:
-    from scievals.sandbox.environments import provider_class
-
-    return provider_class("docker")
+    return registered_provider("docker")
 
 
 def services(config: SandboxEnvironmentConfigType | None) -> list[str]:

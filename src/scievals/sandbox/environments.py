@@ -20,6 +20,7 @@ from inspect_ai.util import SandboxEnvironment
 
 from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
+from scievals.sandbox.registered import registered_provider
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
 
 TASK_NAME = "scievals-grade"
@@ -115,16 +116,8 @@ async def environments(
 
 
 def provider_class(kind: str) -> type[SandboxEnvironment]:
-    """The provider class Inspect registered under ``kind`` (entry points loaded)."""
-    # Inspect has no public lookup of a provider class by name; this is the one its eval uses.
-    from inspect_ai.util._sandbox.registry import (  # inspect-evals-lint: ignore[private_api_imports] -- no public lookup of a provider by name exists
-        registry_find_sandboxenv,
-    )
-
+    """The provider class Inspect registered under ``kind``, with ours registered first."""
     import scievals.sandbox.docker_pool  # noqa: F401 - registers "scievals-docker"
     import scievals.sandbox.provider  # noqa: F401 - registers "scievals"
 
-    try:
-        return registry_find_sandboxenv(kind)
-    except ValueError as exc:
-        raise InputError(f"unknown sandbox {kind}: {exc}") from exc
+    return registered_provider(kind)

@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-CPU_PERIOD_US = 100_000  # the period a cpu group's quota is counted over (the kernel's default)
+from scievals.sandbox.cgroups import CPU_PERIOD_US, own_memory_dirs
+
 MEMORY_FLOOR_GIB = 6.0
 """No execution gets less, however small the machine: the gold code of every dev step peaks at
 2.3 GiB (10.11), the honest list-built grid of 10.6 on 10.11's test at 4.9 GiB (resident, a
@@ -33,8 +34,6 @@ def _own_cgroup_limit() -> int | None:
     """The memory limit of the cgroup this process runs in (the lowest of it and its ancestors'
     that are visible), or None: a harness in a container or a systemd slice has less than the
     machine."""
-    from scievals.sandbox.cgroups import own_memory_dirs
-
     found = []
     for directory, name in own_memory_dirs():
         path = directory

@@ -11,8 +11,8 @@ from pathlib import Path
 
 
 def _run(ns: argparse.Namespace) -> int:
+    from scievals.aio import run_sync
     from scievals.scicode.audit import audit, describe, to_json, weak
-    from scievals.scicode.data.regenerate import run_sync
 
     say = partial(print, "scievals audit scicode:", file=sys.stderr)
     steps = [s.strip() for s in ns.steps.split(",") if s.strip()] if ns.steps else None

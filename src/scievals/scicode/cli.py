@@ -92,9 +92,9 @@ def _summary_line(summary: dict[str, Any]) -> str:
 
 def _status(ns: argparse.Namespace) -> int:
     from scievals.scicode.data.dataset import load_problems
-    from scievals.scicode.data.regenerate import dev_targets_path
     from scievals.scicode.data.targets import describe_official, official_h5
     from scievals.scicode.data.verified_targets import describe_verified, verified_h5
+    from scievals.scicode.regenerate import dev_targets_path
 
     try:
         problems = load_problems("all")
@@ -118,7 +118,7 @@ def _status(ns: argparse.Namespace) -> int:
 def _prepare(ns: argparse.Namespace) -> int:
     from scievals.sandbox.runtime import RUNTIMES, ensure_runtime
     from scievals.scicode.data.dataset import load_problems
-    from scievals.scicode.data.regenerate import ensure_dev_targets
+    from scievals.scicode.regenerate import ensure_dev_targets
 
     load_problems("all")
     print("scievals: SciCode problem files ready", file=sys.stderr)

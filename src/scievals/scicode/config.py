@@ -28,6 +28,7 @@ from scievals.scicode.data.dataset import (
     check_choice,
     load_problems,
 )
+from scievals.scicode.data.targets_source import TargetsChoice
 from scievals.scicode.grading.runner import DEFAULT_TIMEOUT
 
 VERIFIED_TIMEOUT = 1800
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 PromptProtocol = Literal["single_turn", "chat", "whole_problem"]
 PreviousSteps = Literal["model", "gold"]
 Extraction = Literal["inspect", "original"]
-TargetsChoice = Literal["auto", "official", "regenerated"]
 
 
 class SciCodeConfig(BaseModel):

@@ -14,10 +14,11 @@ from scievals.inputs import InputError, read_jsonl
 from scievals.scicode.config import Extraction, SciCodeConfig, sandbox_config
 from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
 from scievals.scicode.data.targets_source import target_lookup
-from scievals.scicode.grading.runner import added_by, grade_step
+from scievals.scicode.grading.runner import grade_step
 from scievals.scicode.grading.schedule import StepCache, expected_cost
-from scievals.scicode.solved import problem_solved
+from scievals.scicode.regenerate import ensure_dev_targets
 from scievals.scicode.solver import extract
+from scievals.scicode.verdict import added_by, problem_solved
 
 
 def read_completions(path: Path) -> dict[str, str]:
@@ -101,7 +102,7 @@ async def grade(
     unknown = sorted(set(completions) - known)
     if unknown:
         raise InputError(f"steps not scored in split {split!r}: {', '.join(unknown[:5])}")
-    lookup, _ = target_lookup(split, "auto", h5, config.dataset)
+    lookup, _ = target_lookup(split, "auto", h5, config.dataset, ensure_dev_targets)
     wanted = set(completions) - set(decided)
     cache = StepCache()
     jobs: list[tuple[Problem, list[Step], dict[str, str]]] = []

@@ -28,7 +28,7 @@ from inspect_ai.scorer import (
     score_reducer,
 )
 
-from scievals.scicode.solved import problem_solved
+from scievals.scicode.verdict import problem_solved
 from scievals.stats import clustered_se
 
 MAIN_SOLVED = "main_solved"

@@ -22,6 +22,7 @@ from scievals.agents.step import AGENT_STORE_KEY, summary, unanswered
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
 from scievals.sandbox.runtime import runtime_environment
+from scievals.scicode import regenerate
 from scievals.scicode.config import (
     Extraction,
     PreviousSteps,
@@ -32,10 +33,11 @@ from scievals.scicode.config import (
 )
 from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount
 from scievals.scicode.data.targets_source import TargetSource
-from scievals.scicode.grading.runner import StepVerdict, grade_step
+from scievals.scicode.grading.runner import grade_step
 from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.metrics import METRICS
 from scievals.scicode.solver import STORE_KEY, extract
+from scievals.scicode.verdict import StepVerdict
 from scievals.scicode.whole import last_step, whole_score, whole_verdicts
 
 TargetLookup = Callable[[Step], list[Any]]
@@ -188,7 +190,9 @@ def scicode_scorer(
         extraction=extraction,
     )
     names = config.runtime_names
-    target_source = TargetSource(config.split, config.targets, config.h5, config.dataset)
+    target_source = TargetSource(
+        config.split, config.targets, config.h5, config.dataset, regenerate.ensure_dev_targets
+    )
     cache = StepCache()  # one run: the same program over epochs is graded once
     problems: dict[str, Problem] = {}
     ready: anyio.Lock | None = None

@@ -16,7 +16,7 @@ from typing import Any
 from inspect_ai.scorer import Score
 
 from scievals.scicode.data.dataset import Problem, Step
-from scievals.scicode.grading.runner import StepVerdict
+from scievals.scicode.verdict import StepVerdict
 
 WHOLE_TEMPLATE = """PROBLEM DESCRIPTION:
 You will be provided with a scientific research problem in steps, each with the header of the \

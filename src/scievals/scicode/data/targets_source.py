@@ -2,9 +2,10 @@
 
 Building a task opens nothing (``missing()`` looks at paths): a run that only generates
 (``--no-score``) needs no targets.
-Scoring calls ``prepare()`` once (the regenerated dev file is built then if absent, with
-progress on stderr; ``scievals data prepare`` builds it ahead), and every read opens and closes
-its files, so no handle outlives the sample that needed it.
+Scoring calls ``prepare()`` once (the regenerated dev file is built then if absent, by the
+``regenerate`` callable its builder passes: the grader lives above this floor; ``scievals data
+prepare`` builds it ahead), and every read opens and closes its files, so no handle outlives the
+sample that needed it.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from scievals.artifacts import ArtifactError
-from scievals.scicode.config import TargetsChoice
 from scievals.scicode.data.dataset import Dataset, Split, Step
 from scievals.scicode.data.targets import ENV_H5, TargetFile, official_h5
+
+TargetsChoice = Literal["auto", "official", "regenerated"]
+Regenerator = Callable[[], Path]  # builds the dev targets file if absent and returns its path
 
 NO_H5 = (
     "the SciCode test split needs the official test_data.h5 (about 1 GB), which is not here: "
@@ -37,8 +40,10 @@ class TargetSource:
         choice: TargetsChoice = "auto",
         h5: str | None = None,
         dataset: Dataset = "original",
+        regenerate: Regenerator | None = None,
     ):
         self.split, self.choice, self.h5, self.dataset = split, choice, h5, dataset
+        self._regenerate = regenerate
         self._official: Path | None = None
         self._regenerated: Path | None = None
         self._prepared = False
@@ -86,9 +91,11 @@ class TargetSource:
         if self.needs_official:
             self._official = self._find_official()
         if self.needs_regenerated:
-            from scievals.scicode.data.regenerate import ensure_dev_targets
-
-            self._regenerated = ensure_dev_targets()
+            if self._regenerate is None:
+                raise ArtifactError(
+                    "the dev targets are needed and nothing was given to build them"
+                )
+            self._regenerated = self._regenerate()
         self._prepared = True
 
     def _find_official(self) -> Path:
@@ -123,8 +130,9 @@ def target_lookup(
     choice: TargetsChoice = "auto",
     h5: str | None = None,
     dataset: Dataset = "original",
+    regenerate: Regenerator | None = None,
 ) -> tuple[Callable[[Step], list[Any]], str]:
     """A step -> targets function ready to use (files prepared now), and the log note."""
-    source = TargetSource(split, choice, h5, dataset)
+    source = TargetSource(split, choice, h5, dataset, regenerate)
     source.prepare()
     return lambda step: source.read([step])[step.step_id], source.note

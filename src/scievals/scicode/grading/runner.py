@@ -12,8 +12,8 @@ import ast
 import math
 import re
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -30,23 +30,10 @@ from scievals.scicode.grading.replay import Failure, RecordError, Replayed, read
 from scievals.scicode.grading.rewrite import TestPlan
 from scievals.scicode.grading.schedule import StepCache, queue
 from scievals.scicode.grading.wire import MAX_RECORD_BYTES
+from scievals.scicode.verdict import StepVerdict
 from scievals.trusted.pool import JobFailed, out_of_memory, pool, run_job
 
 DEFAULT_TIMEOUT = 300
-REASON_KINDS = (
-    "syntax_error",
-    "exception",
-    "assertion",
-    "timeout",
-    "missing_function",
-    "missing_record",
-    "limit",
-    "unsupported",
-    "invalid_record",
-    "too_large",
-    "infrastructure",
-)
-"""Why a step failed (``StepVerdict.reason_kind``), as docs/scicode-grading.md explains each."""
 REPLAY_JOB = "scicode.replay"
 """The trusted re-run's job in a trusted worker (``scievals.trusted.jobs``)."""
 REPLAY_CPU_SECONDS = 10.0
@@ -56,36 +43,6 @@ its wall-clock bound is three times that plus 30 s, for a loaded machine."""
 _EXCEPTION_LINE = re.compile(
     r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning)?)(?::\s?(.*))?$"
 )
-
-
-@dataclass
-class StepVerdict:
-    step: str
-    passed: bool
-    reason_kind: str | None = None
-    """One of ``REASON_KINDS``, None when the step passed."""
-    reason: str | None = None
-    seconds: float = 0.0
-    reused: bool = False
-    """The same program was already graded in this run: this is its verdict."""
-    runtime: str | None = None
-    """The scoring runtime whose verdict this is (with several: the first that passed, else
-    the first tried)."""
-    runtimes: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Runtime name -> that runtime's own verdict, for every runtime that graded the step."""
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def added_by(verdict: Mapping[str, Any], runtimes: Sequence[str]) -> str | None:
-    """The later runtime a step's pass is owed to (it failed in every runtime before), or None:
-    read from a verdict as ``StepVerdict.as_dict`` writes it (its ``runtime`` is the first
-    that passed)."""
-    runtime = verdict.get("runtime")
-    if verdict.get("passed") and runtimes and runtime != runtimes[0]:
-        return runtime
-    return None
 
 
 @dataclass

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import concurrent.futures
 import fcntl
 import json
 import os
@@ -22,6 +21,7 @@ from typing import Any
 
 import h5py
 
+from scievals.aio import run_sync
 from scievals.artifacts import ArtifactError
 from scievals.paths import cache_dir
 from scievals.scicode.data.dataset import Problem, Step, load_problems
@@ -113,6 +113,7 @@ def solve_target(plan: TestPlan, solved: dict[int, tuple[Any, ...]]) -> Any:
 
 
 def dev_targets_path() -> Path:
+    """Where the regenerated dev targets are kept (in the cache, built once)."""
     return cache_dir("scicode", "targets") / "dev_regenerated.h5"
 
 
@@ -210,13 +211,3 @@ def ensure_dev_targets(progress: Callable[[str], None] | None = None) -> Path:
 
         run_sync(build())
     return dest
-
-
-def run_sync(coroutine: Any) -> Any:
-    """Run a coroutine to completion, also when called from inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coroutine).result()
