@@ -10,8 +10,10 @@ of its own).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -91,8 +93,17 @@ def facts_of(stdout: str) -> dict[str, Any]:
     return json.loads(stdout)["facts"]
 
 
+def default_signals() -> None:
+    """Every signal at its default disposition, as a terminal starts a program: a harness under
+    nohup or in a background job ignores SIGHUP, SIGINT and SIGQUIT, and its children inherit
+    that; a sandboxed program starts from the defaults whatever the harness ignores."""
+    for sig in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
+
+
 def official_facts() -> dict[str, Any]:
-    """The probe's facts in a plain run of the scoring runtime."""
+    """The probe's facts in a plain run of the scoring runtime, started as a terminal starts it."""
     runtime = ensure_runtime()
     env = {**os.environ, "PATH": f"{runtime.root / 'bin'}:{os.environ.get('PATH', '')}"}
     with tempfile.TemporaryDirectory(prefix="scievals-official-") as here:
@@ -106,6 +117,7 @@ def official_facts() -> dict[str, Any]:
             text=True,
             timeout=120,
             check=False,
+            preexec_fn=default_signals,
         )
     assert proc.returncode == 0, proc.stderr
     return facts_of(proc.stdout)

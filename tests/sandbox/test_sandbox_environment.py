@@ -6,6 +6,7 @@ signals (``env_probe.py`` prints them). Docker: ``tests/docker/test_docker_envir
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -63,6 +64,30 @@ def test_the_probe_sees_a_plain_run_but_for_the_documented_differences(official,
     assert ours["rlimit.RLIMIT_CPU"] == ["inf", "inf"]
     assert ours["stdio.stdin"] == "/dev/null" and ours["stdio.stdin reads"] == "b''"
     assert ours["python.__main__ dunders"] == official["python.__main__ dunders"]
+
+
+HARNESS_IGNORES = (signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGTSTP, signal.SIGTTOU)
+
+
+def test_a_program_starts_with_default_signals_whatever_the_harness_ignores(official):
+    """A harness started under nohup or in a background job ignores signals, and the zygote it
+    starts inherits them; a program starts with a plain run's dispositions all the same."""
+    before = {sig: signal.signal(sig, signal.SIG_IGN) for sig in HARNESS_IGNORES}
+    try:
+        eng = Engine()
+        eng.ensure_started()  # the zygote starts now, with the signals ignored
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+    box = ScievalsSandbox(ScievalsSandboxConfig(), eng)
+    try:
+        facts = run(sandboxed_facts(box))
+    finally:
+        box.cleanup()
+        eng.close()
+    shown = [fact for fact in official if fact.startswith("signal.") or fact.endswith("SigIgn")]
+    assert "proc.status SigIgn" in shown and "signal.SIGQUIT" in shown
+    assert {fact: facts[fact] for fact in shown} == {fact: official[fact] for fact in shown}
 
 
 def test_the_documented_differences_are_the_docs_table():

@@ -58,6 +58,7 @@ POLL_SECONDS = 0.1
 MAX_MESSAGE = 1 << 31
 ST_FLAGS = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC}
 NOTE = "scievals-sandbox: "
+PYTHON_IGNORES = {signal.SIGPIPE, signal.SIGXFSZ}  # ignored by Python at start, by nothing else
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the unit of /proc/PID/stat's CPU times
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -871,8 +872,11 @@ def init(
     own: a program's group signal can name no process of the zygote's."""
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setsid()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
+    # A fresh run's dispositions, whatever the harness inherited (under nohup or as a background
+    # job it ignores SIGHUP, SIGINT and SIGQUIT): all default but the two Python itself ignores.
+    for sig in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP, *PYTHON_IGNORES}:
+        with contextlib.suppress(OSError, ValueError):
+            signal.signal(sig, signal.SIG_DFL)
     if st_w.recv(16) != b"go":
         os._exit(0)  # the supervisor went away before a request came
     data = bytearray()
@@ -968,7 +972,7 @@ def program(req: dict, config: dict, stdin: int, out_w: int, err_w: int) -> None
     argv = req["argv"]
     if req["fast"]:
         os._exit(run_python(argv))
-    for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores them; a fresh process does not
+    for sig in PYTHON_IGNORES:  # Python ignores them; a fresh process does not
         signal.signal(sig, signal.SIG_DFL)
     try:
         os.execvpe(argv[0], argv, os.environ)
