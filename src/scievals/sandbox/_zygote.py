@@ -59,6 +59,8 @@ MAX_MESSAGE = 1 << 31
 ST_FLAGS = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC}
 NOTE = "scievals-sandbox: "
 PYTHON_IGNORES = {signal.SIGPIPE, signal.SIGXFSZ}  # ignored by Python at start, by nothing else
+RESET_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP, *PYTHON_IGNORES})
+"""Set to default in each execution's init (a fresh run's dispositions); computed once."""
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the unit of /proc/PID/stat's CPU times
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -874,7 +876,7 @@ def init(
     os.setsid()
     # A fresh run's dispositions, whatever the harness inherited (under nohup or as a background
     # job it ignores SIGHUP, SIGINT and SIGQUIT): all default but the two Python itself ignores.
-    for sig in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP, *PYTHON_IGNORES}:
+    for sig in RESET_SIGNALS:
         with contextlib.suppress(OSError, ValueError):
             signal.signal(sig, signal.SIG_DFL)
     if st_w.recv(16) != b"go":
