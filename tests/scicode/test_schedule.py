@@ -147,10 +147,11 @@ def test_grade_reuses_an_identical_program_within_a_run():
     from scievals.sandbox import session
     from scievals.scicode.data.targets_source import target_lookup
     from scievals.scicode.grading.runner import run_step
+    from scievals.scicode.regenerate import ensure_dev_targets
 
     problem = next(p for p in load_problems("dev") if p.problem_id == "1")
     step = problem.scored_steps[0]
-    lookup, _ = target_lookup("dev", "auto", None)
+    lookup, _ = target_lookup("dev", "auto", None, regenerate=ensure_dev_targets)
     codes = {step.step_id: step.gold_code}
 
     async def main():

@@ -15,6 +15,7 @@ from scievals.scicode.data import targets
 from scievals.scicode.data.dataset import find_step
 from scievals.scicode.data.targets import ENV_H5, write_test_target
 from scievals.scicode.data.targets_source import NO_H5, target_lookup
+from scievals.scicode.regenerate import ensure_dev_targets
 from scievals.scicode.task import scicode
 
 
@@ -273,7 +274,7 @@ def _fake_official(tmp_path):
 def test_auto_targets_official_for_test_regenerated_for_dev(tmp_path, monkeypatch):
     fake = _fake_official(tmp_path)
     monkeypatch.setenv(ENV_H5, str(fake))
-    lookup, note = target_lookup("all")
+    lookup, note = target_lookup("all", regenerate=ensure_dev_targets)
     assert note == "official h5 (test_data.h5) for test steps, dev regenerated from gold code"
     test_targets = lookup(find_step("77.1", "test")[1])
     assert [float(t[0]) for t in test_targets] == [
