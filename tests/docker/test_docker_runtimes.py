@@ -16,7 +16,7 @@ pytestmark = pytest.mark.slow
 def test_a_step_passes_in_the_runtime_that_can_run_it(both_images, dev_targets):
     completions = {"1.1": with_line(NUMPY_2_ONLY), "3.1": gold("3.1")}
     verdicts, summary = run_sync(
-        grade(completions, "dev", runtimes="2024,2025", sandbox="docker", timeout=120)
+        grade(completions, split="dev", runtimes="2024,2025", sandbox="docker", timeout=120)
     )
     by_step = {v["step"]: v for v in verdicts}
     assert by_step["1.1"]["passed"] and by_step["1.1"]["runtime"] == "2025"
@@ -24,7 +24,9 @@ def test_a_step_passes_in_the_runtime_that_can_run_it(both_images, dev_targets):
     assert by_step["3.1"]["passed"] and list(by_step["3.1"]["runtimes"]) == ["2024"]
     assert summary["added_by_later_runtimes"] == {"2025": 1}
     reverse, _ = run_sync(
-        grade({"1.1": with_line(SCIPY_OLD_ONLY)}, "dev", runtimes="2025,2024", sandbox="docker")
+        grade(
+            {"1.1": with_line(SCIPY_OLD_ONLY)}, split="dev", runtimes="2025,2024", sandbox="docker"
+        )
     )
     assert reverse[0]["passed"] and reverse[0]["runtime"] == "2024"
     assert "simps" in reverse[0]["runtimes"]["2025"]["reason"]
@@ -42,7 +44,7 @@ def test_each_problem_gets_containers_of_its_own(runtime_image, dev_targets):
     )
     probe = gold("3.1").replace("```python\n", "```python\n" + watch, 1)
     verdicts, _ = run_sync(
-        grade({"1.1": with_line(marker), "3.1": probe}, "dev", sandbox="docker", timeout=120)
+        grade({"1.1": with_line(marker), "3.1": probe}, split="dev", sandbox="docker", timeout=120)
     )
     assert all(v["passed"] for v in verdicts), verdicts
 

@@ -225,8 +225,10 @@ def test_solvers_build_from_their_logged_parameters():
     from scievals.scicode.agent import agent_solver
     from scievals.scicode.solver import whole_problem_solver
 
-    limits = AgentLimits().record()
-    assert callable(agent_solver(agent="react", limits=limits, split="dev", whole_problem=True))
-    assert callable(whole_problem_solver(split="dev"))
+    whole = {"split": "dev", "agent": "react", "prompt_protocol": "whole_problem"}
+    assert callable(agent_solver(SciCodeConfig.from_params(**whole).record()))
+    assert callable(whole_problem_solver({"split": "dev"}))
     with pytest.raises(InputError, match="neither react"):
-        agent_solver(agent="nowhere", split="dev")
+        agent_solver({"split": "dev", "agent": "nowhere"})
+    with pytest.raises(InputError, match="needs a config with an agent"):
+        agent_solver({"split": "dev"})

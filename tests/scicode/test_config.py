@@ -3,6 +3,7 @@ registry names Inspect finds the scorer by."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -12,6 +13,8 @@ from pydantic import ValidationError
 
 import scievals._registry  # noqa: F401 - what Inspect's entry point loads
 import scievals.scicode
+from scievals.agents.limits import AgentLimits
+from scievals.inputs import InputError
 from scievals.scicode.config import SciCodeConfig, sandbox_config
 
 
@@ -119,15 +122,61 @@ def test_grade_is_the_function_even_after_its_module_is_imported():
     assert _python(code) == "True"
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"split": "dev", "previous_steps": "gold", "timeout": 60, "extraction": "original"},
+        {"dataset": "verified", "runtimes": "2025,2024", "all_runtimes": True},
+        {"split": "all", "step_count": "inspect_evals", "prompt_protocol": "chat"},
+        {"agent": "react", "agent_limits": AgentLimits(messages=5, tokens=None, time=30)},
+        {"agent": "react", "prompt_protocol": "whole_problem", "split": "dev"},
+    ],
+    ids=["defaults", "gold-dev", "verified-runtimes", "chat-all", "agent-limits", "agent-whole"],
+)
+def test_the_record_is_plain_json_and_rebuilds_the_same_config(params):
+    """Solvers and scorers are given ``record()`` (what Inspect writes in the log) and rebuild
+    the config from it: the same config, every field given, through JSON and back."""
+    config = SciCodeConfig.from_params(**params)
+    record = json.loads(json.dumps(config.record()))
+    assert set(record) == set(SciCodeConfig.model_fields)
+    rebuilt = SciCodeConfig.from_record(record)
+    assert rebuilt.record() == record
+    assert rebuilt.model_dump(exclude=set(RESOLVED)) == config.model_dump(exclude=set(RESOLVED))
+    assert [getattr(rebuilt, name) for name in RESOLVED.values()] == [
+        getattr(config, name) for name in RESOLVED.values()
+    ]
+
+
+RESOLVED = {
+    "timeout": "step_timeout",
+    "runtimes": "runtime_names",
+    "step_count": "steps_convention",
+}
+"""Fields whose default depends on others: the record holds them resolved."""
+
+
+def test_agent_limits_belong_to_an_agent():
+    """As in SciBench: the defaults when an agent is given without limits, none without one."""
+    assert SciCodeConfig(agent="react").agent_limits == AgentLimits()
+    assert SciCodeConfig(agent_limits=AgentLimits(messages=3)).agent_limits is None
+
+
 # ---- registry names ---------------------------------------------------------------------------
 
 
 def test_scorer_found_by_the_name_logs_record():
     """Logs record ``scicode_scorer`` (no package); both names create the same scorer."""
-    options = {"split": "dev", "timeout": 1800}
+    config = SciCodeConfig(split="dev", timeout=1800).record()
     for name in ("scicode_scorer", "scievals/scicode_scorer"):
-        scorer = registry_create("scorer", name, **options)
+        scorer = registry_create("scorer", name, config=config)
         assert registry_info(scorer).name.split("/")[-1] == "scicode_scorer"
         assert registry_info(scorer).metadata  # metrics travel with it
-    with pytest.raises(ValidationError):
-        registry_create("scorer", "scicode_scorer", split="dev", targets="bogus")
+    with pytest.raises(InputError, match="targets"):
+        registry_create("scorer", "scicode_scorer", config={**config, "targets": "bogus"})
+    # `inspect score LOG --scorer scievals/scicode_scorer -S h5=PATH`, and logs that recorded
+    # the fields one by one: fields given over the config (or the defaults)
+    changed = registry_create("scorer", "scicode_scorer", split="dev", runtimes=["2024"])
+    assert registry_info(changed).name.split("/")[-1] == "scicode_scorer"
+    with pytest.raises(InputError, match="split"):
+        registry_create("scorer", "scicode_scorer", config=config, split="nowhere")

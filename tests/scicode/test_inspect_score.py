@@ -71,7 +71,7 @@ def test_inspect_score_cli(unscored_log, tmp_path):
     assert log.status == "success"
     assert _metrics(log) == FULL_MARKS
     _all_steps_passed(log)
-    assert log.eval.scorers[0].options["split"] == "dev"
+    assert log.eval.scorers[0].options["config"]["split"] == "dev"
 
 
 @pytest.mark.slow

@@ -252,7 +252,7 @@ def _solve(monkeypatch, factory, problem_id: str, split: str, **kwargs):
         metadata={"problem_id": problem_id},
     )
     recorder.state = state
-    solve = factory(split=split, **kwargs)
+    solve = factory({"split": split, **kwargs})
     state = __import__("asyncio").run(solve(state, None))  # type: ignore[arg-type]
     return recorder, state
 
@@ -311,33 +311,29 @@ def test_solvers_offer_each_steps_gold_to_the_reference_model(monkeypatch, facto
     assert REPLY_KEY not in state.store  # not left behind in the log's store
 
 
-def test_task_picks_the_protocols_solver_with_small_params():
-    """What the log's plan records for the solver: its knobs, not the problem set."""
+def test_task_picks_the_protocols_solver_given_the_whole_config():
+    """What the log's plan records for the solver: the run's config as plain JSON (small
+    knobs, not the problem set), from which the same config is rebuilt."""
     from inspect_ai._util.registry import registry_info, registry_params
 
+    from scievals.scicode.config import SciCodeConfig
     from scievals.scicode.task import scicode
 
-    single = scicode(split="dev", previous_steps="gold").solver
-    assert registry_info(single).name == "scievals/single_turn_solver"
-    assert registry_params(single) == {
-        "split": "dev",
-        "source": "package",
-        "provide_scientific_background": False,
-        "previous_steps": "gold",
-        "extraction": "inspect",
-        "dataset": "original",
-        "step_count": None,
-    }
-    chat = scicode(split="dev", prompt_protocol="chat", extraction="original").solver
-    assert registry_info(chat).name == "scievals/chat_solver"
-    assert registry_params(chat) == {
-        "split": "dev",
-        "source": "package",
-        "provide_scientific_background": False,
-        "extraction": "original",
-        "dataset": "original",
-        "step_count": None,
-    }
+    cases = [
+        ({"split": "dev", "previous_steps": "gold"}, "scievals/single_turn_solver"),
+        (
+            {"split": "dev", "prompt_protocol": "chat", "extraction": "original"},
+            "scievals/chat_solver",
+        ),
+        ({"split": "dev", "prompt_protocol": "whole_problem"}, "scievals/whole_problem_solver"),
+        ({"split": "dev", "agent": "react"}, "scievals/agent_solver"),
+    ]
+    for params, name in cases:
+        solver = scicode(**params).solver
+        assert registry_info(solver).name == name
+        recorded = registry_params(solver)
+        assert list(recorded) == ["config"]
+        assert recorded["config"] == SciCodeConfig.from_params(**params).record()
 
 
 def test_templates_read_once(monkeypatch):

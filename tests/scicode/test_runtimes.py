@@ -79,7 +79,7 @@ def either_way():
 
     def run(reply: str, runtimes: str, all_runtimes: bool = False):
         verdicts, summary = run_sync(
-            grade({"1.1": reply}, "dev", runtimes=runtimes, all_runtimes=all_runtimes)
+            grade({"1.1": reply}, split="dev", runtimes=runtimes, all_runtimes=all_runtimes)
         )
         return verdicts[0], summary
 
@@ -125,7 +125,7 @@ def test_old_scipy_api_the_other_way_round(either_way):
 
 def test_failing_everywhere_keeps_the_first_runtimes_reason():
     reply = with_line("    raise ValueError('nowhere')\n    # Initialize residual vector")
-    [verdict], summary = run_sync(grade({"1.1": reply}, "dev", runtimes="2024,2025"))
+    [verdict], summary = run_sync(grade({"1.1": reply}, split="dev", runtimes="2024,2025"))
     assert not verdict["passed"] and verdict["runtime"] == "2024"
     assert verdict["reason"] == verdict["runtimes"]["2024"]["reason"]
     assert set(verdict["runtimes"]) == {"2024", "2025"}
@@ -134,7 +134,9 @@ def test_failing_everywhere_keeps_the_first_runtimes_reason():
 
 def test_syntax_errors_are_not_run_again():
     """Decided before running: the same in every runtime, so the second is not asked."""
-    [verdict], _ = run_sync(grade({"1.1": "```python\ndef cg(:\n```"}, "dev", runtimes="2024,2025"))
+    [verdict], _ = run_sync(
+        grade({"1.1": "```python\ndef cg(:\n```"}, split="dev", runtimes="2024,2025")
+    )
     assert verdict["reason_kind"] == "syntax_error"
     assert list(verdict["runtimes"]) == ["2024"]
 
@@ -226,7 +228,7 @@ def test_gold_dev_passes_in_2025_alone(dev_targets_file):
     from scievals.scicode.data.dataset import load_problems
 
     completions = {s.step_id: gold(s.step_id) for p in load_problems("dev") for s in p.scored_steps}
-    verdicts, summary = run_sync(grade(completions, "dev", runtimes="2025"))
+    verdicts, summary = run_sync(grade(completions, split="dev", runtimes="2025"))
     failed = {v["step"]: v["reason"] for v in verdicts if not v["passed"]}
     assert failed == {}
     assert (summary["total_subproblems_solved"], summary["runtimes"]) == (50, ["2025"])

@@ -106,9 +106,9 @@ def test_upstream_makes_problem_13_unsolvable(tmp_path):
     h5 = _targets(tmp_path, "13.8", 3, shape=(50, 50, 50))
     reply = "```python\ndef outgoing_wave(maxwell, f_dot, f):\n    return f_dot\n```"
     [upstream], _ = run_sync(
-        grade({"13.8": reply}, "test", h5=h5, step_count="upstream", timeout=120)
+        grade({"13.8": reply}, split="test", h5=h5, step_count="upstream", timeout=120)
     )
-    [official], _ = run_sync(grade({"13.8": reply}, "test", h5=h5, timeout=120))
+    [official], _ = run_sync(grade({"13.8": reply}, split="test", h5=h5, timeout=120))
     assert upstream["reason"] == "test 1: NameError: name 'Maxwell' is not defined"
     assert official["reason_kind"] == "assertion"
 
@@ -122,17 +122,17 @@ def test_inspect_evals_scores_the_presupplied_steps(tmp_path):
     )
     reply = f"```python\n{official_code}\n```"
     [verdict], summary = run_sync(
-        grade({"13.6": reply}, "test", h5=h5, step_count="inspect_evals", timeout=120)
+        grade({"13.6": reply}, split="test", h5=h5, step_count="inspect_evals", timeout=120)
     )
     assert verdict["passed"]
     assert (summary["steps_counted"], summary["step_count"]) == (291, "inspect_evals")
     broken = "```python\nclass Maxwell:\n    raise RuntimeError('no')\n```"
     [failed], _ = run_sync(
-        grade({"13.6": broken}, "test", h5=h5, step_count="inspect_evals", timeout=120)
+        grade({"13.6": broken}, split="test", h5=h5, step_count="inspect_evals", timeout=120)
     )
     assert not failed["passed"] and "RuntimeError" in failed["reason"]
     with pytest.raises(InputError, match="steps not scored in split 'test': 13.6"):
-        run_sync(grade({"13.6": reply}, "test", h5=h5, timeout=120))
+        run_sync(grade({"13.6": reply}, split="test", h5=h5, timeout=120))
 
 
 def test_step_count_cli(tmp_path, capsys):

@@ -231,24 +231,31 @@ def test_dev_targets_found_lazily_once_and_closed(tmp_path, monkeypatch, dev_tar
 
 
 def test_log_header_holds_small_scorer_options(tmp_path):
-    """The scorer is recorded by name with the knobs it rebuilds itself from (``inspect score``)."""
+    """The scorer is recorded by name with the config it rebuilds itself from (``inspect score``):
+    small knobs as plain JSON, the defaults that depend on others resolved."""
     seed_tiktoken()
     log = _run(tmp_path, "mockllm/model", split="dev", limit=1, timeout=1800, score=False)
     [scorer] = log.eval.scorers
     assert scorer.name == "scicode_scorer"
     assert scorer.options == {
-        "split": "dev",
-        "source": "package",
-        "targets": "auto",
-        "h5": None,
-        "timeout": 1800,
-        "previous_steps": "model",
-        "dataset": "original",
-        "step_count": None,
-        "runtimes": ["2024"],
-        "all_runtimes": False,
-        "prompt_protocol": "single_turn",
-        "extraction": "inspect",
+        "config": {
+            "dataset": "original",
+            "split": "dev",
+            "provide_scientific_background": False,
+            "prompt_protocol": "single_turn",
+            "previous_steps": "model",
+            "extraction": "inspect",
+            "timeout": 1800,
+            "h5": None,
+            "targets": "auto",
+            "source": "package",
+            "sandbox": "scievals",
+            "step_count": "official",
+            "runtimes": ["2024"],
+            "all_runtimes": False,
+            "agent": None,
+            "agent_limits": None,
+        }
     }
     assert log.eval.config.epochs_reducer == ["scicode_epochs"]
     assert log.plan.steps[0].solver == "scievals/single_turn_solver"

@@ -7,6 +7,8 @@ no Inspect). The time one tool call may take is the tool's own timeout.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +69,19 @@ class AgentLimits:
             time=time_limit or None,
         )
 
+    @classmethod
+    def of_task(cls, params: Mapping[str, Any]) -> AgentLimits:
+        """The limits of a task's arguments (its ``agent_<name>`` parameters, the defaults for
+        those it lacks), as both benchmarks' tasks take them."""
+        prefix = "agent_"
+        return cls.from_params(
+            **{
+                name.removeprefix(prefix): value
+                for name, value in params.items()
+                if name.startswith(prefix) and name.removeprefix(prefix) in _PARAMETERS
+            }
+        )
+
     def open(self) -> StepLimits:
         """Fresh limit objects for one step."""
         from scievals.agents.step_limits import open_limits
@@ -76,3 +91,7 @@ class AgentLimits:
     def record(self) -> dict[str, Any]:
         """The protocol record's ``agent_limits`` (per step; time and tool timeout in seconds)."""
         return asdict(self)
+
+
+_PARAMETERS = frozenset(inspect.signature(AgentLimits.from_params).parameters)
+"""What ``from_params`` takes: the task parameters are these names after ``agent_``."""

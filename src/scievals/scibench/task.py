@@ -34,7 +34,6 @@ from scievals.agents.limits import (
     DEFAULT_TIME,
     DEFAULT_TOOL_CALLS,
     DEFAULT_TOOL_TIMEOUT,
-    AgentLimits,
 )
 from scievals.agents.resolve import agent_spec
 from scievals.inputs import InputError
@@ -221,26 +220,7 @@ def scibench(
             the parameters given win over it and are recorded as overridden.
     """
     with prerequisite():
-        config = SciBenchConfig.from_params(
-            version=version,
-            books=books,
-            setting=setting,
-            shots=shots,
-            subset=subset,
-            scorer=scorer,
-            sandbox=sandbox,
-            timeout=timeout,
-            errata=errata,
-            abs_tol=abs_tol,
-            agent=agent,
-            agent_limits=AgentLimits.from_params(
-                message_limit=agent_message_limit,
-                token_limit=agent_token_limit,
-                tool_call_limit=agent_tool_call_limit,
-                tool_timeout=agent_tool_timeout,
-                time_limit=agent_time_limit,
-            ),
-        )
+        config = SciBenchConfig.from_task(locals())
         if config.agent:
             agent_spec(config.agent)  # a name that is no agent stops the build here
         if config.subset == "exam":

@@ -14,15 +14,15 @@ from typing import Any
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from scievals.agents.limits import AgentLimits
 from scievals.agents.resolve import agent_spec
 from scievals.agents.step import remember, run_step
+from scievals.inputs import InputError
 from scievals.models.reference import PROBE_KEY, REPLY_KEY
-from scievals.scicode.config import Extraction, PreviousSteps
-from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
+from scievals.scicode.config import SciCodeConfig
+from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import header_name
 from scievals.scicode.prompts import single_turn_prompt
-from scievals.scicode.solver import keep_whole, solve_steps
+from scievals.scicode.solver import keep_whole, problems_of, solve_steps
 from scievals.scicode.whole import last_step, whole_gold_code, whole_gold_reply, whole_prompt
 
 
@@ -37,24 +37,16 @@ def probe(problem: Problem, step: Step, code: str, earlier: list[str]) -> dict[s
 
 
 @solver
-def agent_solver(
-    agent: str = "react",
-    limits: dict[str, Any] | None = None,
-    split: Split = "test",
-    source: str = "package",
-    provide_scientific_background: bool = False,
-    previous_steps: PreviousSteps = "model",
-    extraction: Extraction = "inspect",
-    dataset: Dataset = "original",
-    step_count: StepCount | None = None,
-    whole_problem: bool = False,
-) -> Solver:
-    """Every step (or, with ``whole_problem``, the whole problem) answered by ``agent`` under
-    ``limits`` (``AgentLimits`` as recorded); the other parameters are the task's."""
-    spec = agent_spec(agent)
-    step_limits = AgentLimits(**(limits or {}))
-    problems = {p.problem_id: p for p in load_problems(split, source, dataset, step_count)}
-    gold_previous = previous_steps == "gold"
+def agent_solver(config: dict[str, Any] | None = None) -> Solver:
+    """Every step (or, with ``whole_problem``, the whole problem) answered by the config's agent
+    under its limits; ``config`` is the task's ``SciCodeConfig.record()``."""
+    settings = SciCodeConfig.from_record(config)
+    if settings.agent is None or settings.agent_limits is None:
+        raise InputError("agent_solver needs a config with an agent (-T agent=react, ...)")
+    spec = agent_spec(settings.agent)
+    step_limits = settings.agent_limits
+    problems = problems_of(settings)
+    background = settings.provide_scientific_background
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         problem = problems[state.metadata["problem_id"]]
@@ -69,26 +61,26 @@ def agent_solver(
             state.messages = agent_state.messages
             return agent_state.output
 
-        if whole_problem:
+        if settings.whole_problem:
             last = last_step(problem)
             gold = whole_gold_code(problem)
             supplied = [s.presupplied_code for s in problem.steps if s.presupplied_code]
             check = probe(problem, last, gold, supplied) if gold else None
             state.store.set(REPLY_KEY, whole_gold_reply(problem))
-            prompt = whole_prompt(problem, provide_scientific_background)
+            prompt = whole_prompt(problem, background)
             state.output = await answer(last, prompt, check)
             state.store.delete(REPLY_KEY)
-            keep_whole(state, problem, state.output.completion, extraction)
+            keep_whole(state, problem, state.output.completion, settings.extraction)
             return state
 
         async def ask(step: Step, codes: dict[str, str]) -> ModelOutput:
-            shown = problem.context(step, codes, gold_previous)
-            prompt = single_turn_prompt(problem, step, shown, provide_scientific_background)
+            shown = problem.context(step, codes, settings.gold_previous)
+            prompt = single_turn_prompt(problem, step, shown, background)
             earlier = [shown.get(s.step_id, "") for s in problem.earlier(step)]
             check = probe(problem, step, step.gold_code, earlier) if step.gold_code else None
             return await answer(step, prompt, check)
 
-        await solve_steps(state, problem, extraction, ask, supplied=lambda step: None)
+        await solve_steps(state, problem, settings.extraction, ask, supplied=lambda step: None)
         return state
 
     return solve

@@ -188,7 +188,7 @@ async def audit(
             completions[job.step.step_id] = completion(job.step, job.answer)
         verdicts, _ = await grade(
             completions,
-            split,
+            split=split,
             h5=h5,
             timeout=timeout,
             dataset=dataset,

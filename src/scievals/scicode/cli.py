@@ -32,7 +32,7 @@ def _grade(ns: argparse.Namespace) -> int:
 
         prestart(ns.runtimes.split(",")[0].strip() if ns.runtimes else None)
     from scievals.grade_out import Interrupts, VerdictsOut, run_grading, run_record
-    from scievals.scicode.grade import grade, read_completions
+    from scievals.scicode.grade import grade, grade_config, read_completions
 
     completions: dict[str, str] = {}
 
@@ -51,19 +51,12 @@ def _grade(ns: argparse.Namespace) -> int:
         )
 
     def graded(out: VerdictsOut, stop: Interrupts) -> Any:
+        given = {k: getattr(ns, k) for k in GRADE_OPTIONS if getattr(ns, k) is not None}
+        config = grade_config(completions, **given)
         return stop.run(
             grade(
                 completions,
-                ns.split,
-                ns.h5,
-                ns.timeout,
-                ns.extraction,
-                dataset=ns.dataset,
-                source=ns.source,
-                step_count=ns.step_count,
-                runtimes=ns.runtimes,
-                all_runtimes=ns.all_runtimes,
-                sandbox=ns.sandbox,
+                config,
                 decided={key[0]: v for key, v in out.done.items()},
                 on_verdict=out.add,
             )

@@ -1,23 +1,28 @@
 """SciCode's protocol knobs: one typed, frozen record, checked once, read by every part.
 
-The task builds it from its parameters (same names), passes its fields by name to the solver,
-scorer and sandbox, and writes the log's protocol record from it.
+The task builds it from its parameters (same names) and hands it whole to the solver and scorer
+as its plain JSON ``record()`` (what Inspect writes in the log, so ``inspect score LOG`` rebuilds
+the same config with ``from_record``); ``grade()`` takes the config itself. A new protocol field
+is a change to this file only.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 
-from scievals.agents.limits import (
-    DEFAULT_MESSAGES,
-    DEFAULT_TIME,
-    DEFAULT_TOOL_CALLS,
-    DEFAULT_TOOL_TIMEOUT,
-    AgentLimits,
-)
+from scievals.agents.limits import AgentLimits
 from scievals.inputs import InputError, not_one_of
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
 from scievals.scicode.data.dataset import (
@@ -71,11 +76,9 @@ class SciCodeConfig(BaseModel):
     agent: str | None = None
     """The agent answering each step (``react``, a registered Inspect agent, ``FILE.py@NAME``);
     None: one model call per step, as the published protocols."""
-    agent_message_limit: int | None = Field(default=DEFAULT_MESSAGES, ge=0)
-    agent_token_limit: int | None = Field(default=None, ge=0)
-    agent_tool_call_limit: int | None = Field(default=DEFAULT_TOOL_CALLS, ge=0)
-    agent_tool_timeout: int = Field(default=DEFAULT_TOOL_TIMEOUT, gt=0)
-    agent_time_limit: int | None = Field(default=DEFAULT_TIME, ge=0)
+    agent_limits: AgentLimits | None = Field(default=None, validate_default=True)
+    """What each agent step may use (``AgentLimits.from_params`` of the task's ``agent_*``
+    parameters; the defaults when an agent is given without them); None without an agent."""
 
     @classmethod
     def from_params(cls, **params: Any) -> SciCodeConfig:
@@ -85,6 +88,39 @@ class SciCodeConfig(BaseModel):
             return cls(**params)
         except ValidationError as exc:
             raise InputError("\n".join(_problem(error) for error in exc.errors())) from None
+
+    @classmethod
+    def from_task(cls, params: Mapping[str, Any]) -> SciCodeConfig:
+        """The config of the ``scicode`` task's arguments (its ``locals()``): the fields of the
+        same names, ``include_dev_set`` (inspect_evals' name for ``split=all``) and the
+        ``agent_*`` limits (``AgentLimits.of_task``)."""
+        fields = {name: value for name, value in params.items() if name in cls.model_fields}
+        if params.get("include_dev_set"):
+            fields["split"] = "all"
+        return cls.from_params(**fields, agent_limits=AgentLimits.of_task(params))
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any] | None) -> SciCodeConfig:
+        """The config a solver or scorer was given as ``record()`` (None: the defaults)."""
+        return cls.from_params(**(record or {}))
+
+    def record(self) -> dict[str, Any]:
+        """The whole config as plain JSON, every field given and the defaults that depend on
+        others resolved (timeout, runtimes, step count), so that a later default cannot change
+        what a logged run meant."""
+        return {
+            **self.model_dump(mode="json"),
+            "timeout": self.step_timeout,
+            "runtimes": list(self.runtime_names),
+            "step_count": self.steps_convention,
+        }
+
+    @field_validator("agent_limits")
+    @classmethod
+    def _limits_of_an_agent(
+        cls, value: AgentLimits | None, info: ValidationInfo
+    ) -> AgentLimits | None:
+        return (value or AgentLimits()) if info.data.get("agent") else None
 
     @field_validator("runtimes", mode="before")
     @classmethod
@@ -144,19 +180,6 @@ class SciCodeConfig(BaseModel):
         """One prompt with every step, one answer with every function, graded on the last step
         (HAL's ``scicode_hard``); each step's verdict is reported too."""
         return self.prompt_protocol == "whole_problem"
-
-    @property
-    def agent_limits(self) -> AgentLimits | None:
-        """What each agent step may use (None without an agent)."""
-        if self.agent is None:
-            return None
-        return AgentLimits.from_params(
-            message_limit=self.agent_message_limit,
-            token_limit=self.agent_token_limit,
-            tool_call_limit=self.agent_tool_call_limit,
-            tool_timeout=self.agent_tool_timeout,
-            time_limit=self.agent_time_limit,
-        )
 
     @property
     def prompt(self) -> str:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from scievals.inputs import InputError, read_jsonl
-from scievals.scicode.config import Extraction, SciCodeConfig, sandbox_config
-from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
+from scievals.scicode.config import SciCodeConfig, sandbox_config
+from scievals.scicode.data.dataset import Problem, Split, Step, load_problems
 from scievals.scicode.data.targets_source import target_lookup
 from scievals.scicode.grading.runner import grade_step
 from scievals.scicode.grading.schedule import StepCache, expected_cost
@@ -58,64 +56,98 @@ def summary(problems: tuple[Problem, ...], verdicts: dict[str, dict[str, Any]]) 
     }
 
 
-async def grade(
-    completions: dict[str, str],
-    split: Split | None = None,
-    h5: str | None = None,
-    timeout: int | None = None,
-    extraction: Extraction = "inspect",
-    dataset: Dataset = "original",
-    source: str = "package",
-    step_count: StepCount | None = None,
-    runtimes: str | tuple[str, ...] | None = None,
-    all_runtimes: bool = False,
-    sandbox: str = "scievals",
-    decided: Mapping[str, dict[str, Any]] | None = None,
-    on_verdict: Callable[[dict[str, Any]], None] | None = None,
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Verdicts for every step in ``completions`` and the split's summary (the protocol's
-    choices as the task's parameters of the same names). Steps in ``decided`` (verdicts of an
-    interrupted run) are not graded again; ``on_verdict`` gets each new verdict as it is
-    decided, so that a crash loses none."""
-    decided = dict(decided or {})
-    from scievals.sandbox.environments import sandbox_task
+def grade_config(completions: Mapping[str, str], **params: Any) -> SciCodeConfig:
+    """The config of grading ``completions``, built as the task builds its own (``params`` are
+    its parameters); without a split, the one their steps belong to."""
+    if params.get("split") is None:
+        verified = params.get("dataset") == "verified"
+        params["split"] = "test" if verified else infer_split(set(completions))
+    return SciCodeConfig.from_params(**params)
 
-    if split is None:
-        split = "test" if dataset == "verified" else infer_split(set(completions))
-    try:
-        config = SciCodeConfig(
-            split=split,
-            h5=h5,
-            timeout=timeout,
-            extraction=extraction,
-            dataset=dataset,
-            source=source,
-            step_count=step_count,
-            runtimes=runtimes,
-            all_runtimes=all_runtimes,
-            sandbox=sandbox,
-        )
-    except ValidationError as exc:
-        raise InputError(exc.errors()[0]["msg"].removeprefix("Value error, ")) from None
-    problems = config.problems()
-    known = {s.step_id for p in problems for s in p.scored_steps}
-    unknown = sorted(set(completions) - known)
-    if unknown:
-        raise InputError(f"steps not scored in split {split!r}: {', '.join(unknown[:5])}")
-    lookup, _ = target_lookup(split, "auto", h5, config.dataset, ensure_dev_targets)
-    wanted = set(completions) - set(decided)
-    cache = StepCache()
-    jobs: list[tuple[Problem, list[Step], dict[str, str]]] = []
+
+GradeJob = tuple[Problem, list[Step], dict[str, str]]
+"""A problem, its steps to grade, and the code of every one of its steps."""
+
+
+def _jobs(
+    problems: tuple[Problem, ...],
+    completions: Mapping[str, str],
+    wanted: set[str],
+    config: SciCodeConfig,
+) -> list[GradeJob]:
+    """The problems with steps to grade; pre-supplied steps get their official code."""
+    jobs = []
     for problem in problems:
         steps = [s for s in problem.scored_steps if s.step_id in wanted]
         if steps:
             codes = {
                 s.step_id: s.presupplied_code
                 if s.presupplied_code is not None
-                else extract(completions.get(s.step_id, ""), s.function_header, extraction)
+                else extract(completions.get(s.step_id, ""), s.function_header, config.extraction)
                 for s in problem.steps
             }
             jobs.append((problem, steps, codes))
+    return jobs
+
+
+async def _run_jobs(
+    jobs: list[GradeJob],
+    config: SciCodeConfig,
+    graded: Callable[..., Awaitable[dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """Every job's steps through ``graded``, in the sandbox the config names."""
+    from scievals.sandbox.environments import sandbox_task
+
+    limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
+    async with sandbox_task(config.sandbox, config.runtime_names, **limits) as sample:
+        if config.sandbox in ("scievals", "docker"):
+            # One sample: in ours every program gets a directory and quota of its own, under
+            # a bare docker a container of the fleet (sandbox/docker_pool.py) cleared before
+            # and after it; all steps are queued at once, the longest first.
+            flat = sorted(
+                ((p, s, c) for p, steps, c in jobs for s in steps),
+                key=lambda job: -expected_cost(job[1].step_id),
+            )
+            async with sample() as envs:
+                return await asyncio.gather(*[graded(envs, *job) for job in flat])
+
+        # A sample (containers) per problem, as in an eval: what one problem's programs do
+        # to their container cannot reach another problem's.
+        async def one(problem: Problem, steps: list[Step], codes: dict[str, str]) -> Any:
+            async with sample() as envs:
+                return await asyncio.gather(*[graded(envs, problem, s, codes) for s in steps])
+
+        per_problem = await asyncio.gather(*[one(*job) for job in jobs])
+        return [verdict for verdicts in per_problem for verdict in verdicts]
+
+
+async def grade(
+    completions: Mapping[str, str],
+    config: SciCodeConfig | None = None,
+    *,
+    decided: Mapping[str, dict[str, Any]] | None = None,
+    on_verdict: Callable[[dict[str, Any]], None] | None = None,
+    **params: Any,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Verdicts for every step in ``completions`` and the split's summary, under ``config`` or
+    the config ``grade_config`` builds of the task's parameters ``params``. Steps in
+    ``decided`` (verdicts of an interrupted run) are not graded again; ``on_verdict`` gets each
+    new verdict as it is decided, so that a crash loses none."""
+    if config is None:
+        config = grade_config(completions, **params)
+    elif params:
+        raise TypeError(f"grade() takes a config or its parameters, not both: {sorted(params)}")
+    decided = dict(decided or {})
+    problems = config.problems()
+    known = {s.step_id for p in problems for s in p.scored_steps}
+    unknown = sorted(set(completions) - known)
+    if unknown:
+        raise InputError(f"steps not scored in split {config.split!r}: {', '.join(unknown[:5])}")
+    lookup, _ = target_lookup(
+        config.split, config.targets, config.h5, config.dataset, ensure_dev_targets
+    )
+    jobs = _jobs(problems, completions, set(completions) - set(decided), config)
+    cache = StepCache()
 
     async def graded(
         envs: dict[str, Any], problem: Problem, step: Step, codes: dict[str, str]
@@ -136,30 +168,7 @@ async def grade(
             on_verdict(verdict)
         return verdict
 
-    async def run_all() -> list[dict[str, Any]]:
-        limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
-        async with sandbox_task(sandbox, config.runtime_names, **limits) as sample:
-            if sandbox in ("scievals", "docker"):
-                # One sample: in ours every program gets a directory and quota of its own, under
-                # a bare docker a container of the fleet (sandbox/docker_pool.py) cleared before
-                # and after it; all steps are queued at once, the longest first.
-                flat = sorted(
-                    ((p, s, c) for p, steps, c in jobs for s in steps),
-                    key=lambda job: -expected_cost(job[1].step_id),
-                )
-                async with sample() as envs:
-                    return await asyncio.gather(*[graded(envs, *job) for job in flat])
-
-            # A sample (containers) per problem, as in an eval: what one problem's programs do
-            # to their container cannot reach another problem's.
-            async def one(problem: Problem, steps: list[Step], codes: dict[str, str]) -> Any:
-                async with sample() as envs:
-                    return await asyncio.gather(*[graded(envs, problem, s, codes) for s in steps])
-
-            per_problem = await asyncio.gather(*[one(*job) for job in jobs])
-            return [verdict for verdicts in per_problem for verdict in verdicts]
-
-    results = await run_all() if jobs else []  # nothing to run when all was decided before
+    results = await _run_jobs(jobs, config, graded) if jobs else []  # all decided: none to run
     verdicts = {**decided, **{v["step"]: v for v in results}}
     ordered = [
         verdicts[s.step_id] for p in problems for s in p.scored_steps if s.step_id in verdicts

@@ -23,15 +23,8 @@ from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
 from scievals.sandbox.runtime import runtime_environment
 from scievals.scicode import regenerate
-from scievals.scicode.config import (
-    Extraction,
-    PreviousSteps,
-    PromptProtocol,
-    SciCodeConfig,
-    TargetsChoice,
-    sandbox_config,
-)
-from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount
+from scievals.scicode.config import SciCodeConfig, sandbox_config
+from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.grading.runner import grade_step
 from scievals.scicode.grading.schedule import StepCache
@@ -154,44 +147,24 @@ def _runtime_environments(names: tuple[str, ...]) -> dict[str, Any]:
 
 
 @scorer(metrics=METRICS)
-def scicode_scorer(
-    split: Split = "test",
-    source: str = "package",
-    targets: TargetsChoice = "auto",
-    h5: str | None = None,
-    timeout: int | None = None,
-    previous_steps: PreviousSteps = "model",
-    dataset: Dataset = "original",
-    step_count: StepCount | None = None,
-    runtimes: list[str] | None = None,
-    all_runtimes: bool = False,
-    prompt_protocol: PromptProtocol = "single_turn",
-    extraction: Extraction = "inspect",
-) -> Scorer:
+def scicode_scorer(config: dict[str, Any] | None = None, **changes: Any) -> Scorer:
     """Runs each step against its targets; value is ``{step: 1.0|0.0}``, reasons in metadata
     (``whole_problem``: the last step's only, every step's in metadata).
 
-    Parameters are the task's of the same names. Each runtime is the sample's sandbox
-    environment ``runtime_environment`` names. Re-scoring a log outside its eval (no sample
-    sandbox) runs the programs in ``scievals`` sandboxes of its own.
+    ``config`` is the task's ``SciCodeConfig.record()`` (None: the defaults); ``changes`` are
+    fields given over it (``inspect score LOG --scorer scievals/scicode_scorer -S h5=PATH``).
+    Each runtime is the sample's sandbox environment ``runtime_environment`` names. Re-scoring
+    a log outside its eval (no sample sandbox) runs the programs in ``scievals`` sandboxes of
+    its own.
     """
-    config = SciCodeConfig(
-        split=split,
-        source=source,
-        targets=targets,
-        h5=h5,
-        timeout=timeout,
-        previous_steps=previous_steps,
-        dataset=dataset,
-        step_count=step_count,
-        runtimes=tuple(runtimes) if runtimes else None,
-        all_runtimes=all_runtimes,
-        prompt_protocol=prompt_protocol,
-        extraction=extraction,
-    )
-    names = config.runtime_names
+    settings = SciCodeConfig.from_record({**(config or {}), **changes})
+    names = settings.runtime_names
     target_source = TargetSource(
-        config.split, config.targets, config.h5, config.dataset, regenerate.ensure_dev_targets
+        settings.split,
+        settings.targets,
+        settings.h5,
+        settings.dataset,
+        regenerate.ensure_dev_targets,
     )
     cache = StepCache()  # one run: the same program over epochs is graded once
     problems: dict[str, Problem] = {}
@@ -200,7 +173,7 @@ def scicode_scorer(
     def load() -> None:
         with prerequisite():  # `inspect score` without targets: their one line, no traceback
             target_source.prepare()
-        problems.update((p.problem_id, p) for p in config.problems())
+        problems.update((p.problem_id, p) for p in settings.problems())
 
     async def prepare() -> None:
         """Once, when the first sample is scored: target files found, problems loaded."""
@@ -220,18 +193,18 @@ def scicode_scorer(
             problem=problem,
             codes=codes,
             targets=lambda step: by_step[step.step_id],
-            timeout=config.step_timeout,
-            gold_previous=config.gold_previous,
+            timeout=settings.step_timeout,
+            gold_previous=settings.gold_previous,
             cache=cache,
-            all_runtimes=config.all_runtimes,
+            all_runtimes=settings.all_runtimes,
         )
-        grade = partial(grade_answers, run, state=state, problem=problem, config=config)
+        grade = partial(grade_answers, run, state=state, problem=problem, config=settings)
         try:
             envs = _runtime_environments(names)
         except ProcessLookupError:  # re-scoring a log: its samples have no sandbox now
             from scievals.sandbox.environments import environments
 
-            limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
+            limits = sandbox_config(settings.step_timeout).model_dump(exclude={"runtimes"})
             async with environments("scievals", names, **limits) as own:
                 return await grade(own)
         return await grade(envs)

@@ -10,6 +10,7 @@ them the same way too, an agent answering where these call the model once.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from inspect_ai.model import (
     ChatMessage,
@@ -22,8 +23,8 @@ from inspect_ai.model import (
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from scievals.models.reference import REPLY_KEY
-from scievals.scicode.config import Extraction, PreviousSteps
-from scievals.scicode.data.dataset import Dataset, Problem, Split, Step, StepCount, load_problems
+from scievals.scicode.config import Extraction, SciCodeConfig
+from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import extract_code, original_extract
 from scievals.scicode.prompts import (
     chat_step_prompt,
@@ -72,26 +73,18 @@ async def solve_steps(
     state.store.set(STORE_KEY, {"completions": completions, "codes": codes})
 
 
-def _problems(
-    split: Split, source: str, dataset: Dataset, step_count: StepCount | None
-) -> dict[str, Problem]:
-    return {p.problem_id: p for p in load_problems(split, source, dataset, step_count)}
+def problems_of(config: SciCodeConfig) -> dict[str, Problem]:
+    """The config's problems by id, as a solver looks a sample's up."""
+    return {p.problem_id: p for p in config.problems()}
 
 
 @solver
-def single_turn_solver(
-    split: Split = "test",
-    source: str = "package",
-    provide_scientific_background: bool = False,
-    previous_steps: PreviousSteps = "model",
-    extraction: Extraction = "inspect",
-    dataset: Dataset = "original",
-    step_count: StepCount | None = None,
-) -> Solver:
+def single_turn_solver(config: dict[str, Any] | None = None) -> Solver:
     """The official protocol: each step's prompt is built afresh and carries the code used for
-    the earlier steps (the model's own, or gold with ``previous_steps='gold'``)."""
-    problems = _problems(split, source, dataset, step_count)
-    gold_previous = previous_steps == "gold"
+    the earlier steps (the model's own, or gold with ``previous_steps='gold'``). ``config`` is
+    the task's ``SciCodeConfig.record()``."""
+    settings = SciCodeConfig.from_record(config)
+    problems = problems_of(settings)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         problem = problems[state.metadata["problem_id"]]
@@ -99,12 +92,14 @@ def single_turn_solver(
         asked: list[ChatMessage] = []
 
         async def ask(step: Step, codes: dict[str, str]) -> ModelOutput:
-            shown = problem.context(step, codes, gold_previous)
-            prompt = single_turn_prompt(problem, step, shown, provide_scientific_background)
+            shown = problem.context(step, codes, settings.gold_previous)
+            prompt = single_turn_prompt(
+                problem, step, shown, settings.provide_scientific_background
+            )
             asked[:] = [ChatMessageUser(content=prompt)]
             return await model.generate(asked)
 
-        await solve_steps(state, problem, extraction, ask, supplied=lambda step: None)
+        await solve_steps(state, problem, settings.extraction, ask, supplied=lambda step: None)
         if asked:
             state.messages = [*asked, state.output.message]
         return state
@@ -113,29 +108,24 @@ def single_turn_solver(
 
 
 @solver
-def chat_solver(
-    split: Split = "test",
-    source: str = "package",
-    provide_scientific_background: bool = False,
-    extraction: Extraction = "inspect",
-    dataset: Dataset = "original",
-    step_count: StepCount | None = None,
-) -> Solver:
+def chat_solver(config: dict[str, Any] | None = None) -> Solver:
     """inspect_evals' protocol: one conversation per problem, earlier steps as its history;
-    pre-supplied code appears as an assistant turn."""
-    problems = _problems(split, source, dataset, step_count)
+    pre-supplied code appears as an assistant turn. ``config``: as ``single_turn_solver``'s."""
+    settings = SciCodeConfig.from_record(config)
+    problems = problems_of(settings)
+    background = settings.provide_scientific_background
     chat_templates()  # fetched and verified now, not in the middle of a run
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         problem = problems[state.metadata["problem_id"]]
         model = get_model()
         conversation: list[ChatMessage] = [
-            ChatMessageSystem(content=chat_system_prompt(problem, provide_scientific_background)),
+            ChatMessageSystem(content=chat_system_prompt(problem, background)),
             ChatMessageUser(content=problem.problem_id),
         ]
 
         def user(step: Step) -> ChatMessageUser:
-            return ChatMessageUser(content=chat_step_prompt(step, provide_scientific_background))
+            return ChatMessageUser(content=chat_step_prompt(step, background))
 
         async def ask(step: Step, codes: dict[str, str]) -> ModelOutput:
             conversation.append(user(step))
@@ -147,7 +137,7 @@ def chat_solver(
             code = f"```python\n{step.presupplied_code}\n```"
             conversation.extend([user(step), ChatMessageAssistant(content=code)])
 
-        await solve_steps(state, problem, extraction, ask, supplied)
+        await solve_steps(state, problem, settings.extraction, ask, supplied)
         state.messages = conversation
         return state
 
@@ -164,27 +154,21 @@ def keep_whole(state: TaskState, problem: Problem, completion: str, extraction: 
 
 
 @solver
-def whole_problem_solver(
-    split: Split = "test",
-    source: str = "package",
-    provide_scientific_background: bool = False,
-    extraction: Extraction = "inspect",
-    dataset: Dataset = "original",
-    step_count: StepCount | None = None,
-) -> Solver:
+def whole_problem_solver(config: dict[str, Any] | None = None) -> Solver:
     """HAL's ``scicode_hard`` zero-shot: one call with every step, its answer holding every
-    function."""
-    problems = _problems(split, source, dataset, step_count)
+    function. ``config``: as ``single_turn_solver``'s."""
+    settings = SciCodeConfig.from_record(config)
+    problems = problems_of(settings)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         problem = problems[state.metadata["problem_id"]]
         asked: list[ChatMessage] = [
-            ChatMessageUser(content=whole_prompt(problem, provide_scientific_background))
+            ChatMessageUser(content=whole_prompt(problem, settings.provide_scientific_background))
         ]
         state.store.set(REPLY_KEY, whole_gold_reply(problem))
         state.output = await get_model().generate(asked)
         state.store.delete(REPLY_KEY)
-        keep_whole(state, problem, state.output.completion, extraction)
+        keep_whole(state, problem, state.output.completion, settings.extraction)
         state.messages = [*asked, state.output.message]
         return state
 

@@ -111,28 +111,7 @@ def scicode(
             the parameters given win over it and are recorded as overridden.
     """
     with prerequisite():
-        config = SciCodeConfig.from_params(
-            dataset=dataset,
-            step_count=step_count,
-            runtimes=runtimes,
-            all_runtimes=all_runtimes,
-            split="all" if include_dev_set else split,
-            provide_scientific_background=provide_scientific_background,
-            prompt_protocol=prompt_protocol,
-            previous_steps=previous_steps,
-            extraction=extraction,
-            timeout=timeout,
-            h5=h5,
-            targets=targets,
-            source=source,
-            sandbox=sandbox,
-            agent=agent,
-            agent_message_limit=agent_message_limit,
-            agent_token_limit=agent_token_limit,
-            agent_tool_call_limit=agent_tool_call_limit,
-            agent_tool_timeout=agent_tool_timeout,
-            agent_time_limit=agent_time_limit,
-        )
+        config = SciCodeConfig.from_task(locals())
         if config.agent:
             agent_spec(config.agent)  # a name that is no agent stops the build here
         if config.sandbox == "scievals":
@@ -144,20 +123,7 @@ def scicode(
     return Task(
         dataset=_samples(problems, config),
         solver=_solver(config),
-        scorer=scicode_scorer(
-            split=config.split,
-            source=config.source,
-            targets=config.targets,
-            h5=config.h5,
-            timeout=config.timeout,
-            previous_steps=config.previous_steps,
-            dataset=config.dataset,
-            step_count=config.step_count,
-            runtimes=list(config.runtime_names),
-            all_runtimes=config.all_runtimes,
-            prompt_protocol=config.prompt_protocol,
-            extraction=config.extraction,
-        ),
+        scorer=scicode_scorer(config.record()),
         sandbox=_sandbox_spec(config),
         epochs=Epochs(1, scicode_epochs()),
         metadata={
@@ -227,47 +193,15 @@ def _samples(problems: tuple[Problem, ...], config: SciCodeConfig) -> MemoryData
 
 
 def _solver(config: SciCodeConfig) -> Solver:
-    limits = config.agent_limits
-    if config.agent and limits:
-        return agent_solver(
-            agent=config.agent,
-            limits=limits.record(),
-            split=config.split,
-            source=config.source,
-            provide_scientific_background=config.provide_scientific_background,
-            previous_steps=config.previous_steps,
-            extraction=config.extraction,
-            dataset=config.dataset,
-            step_count=config.step_count,
-            whole_problem=config.whole_problem,
-        )
+    """The protocol's solver, given the config whole."""
+    record = config.record()
+    if config.agent:
+        return agent_solver(record)
     if config.whole_problem:
-        return whole_problem_solver(
-            split=config.split,
-            source=config.source,
-            provide_scientific_background=config.provide_scientific_background,
-            extraction=config.extraction,
-            dataset=config.dataset,
-            step_count=config.step_count,
-        )
+        return whole_problem_solver(record)
     if config.prompt_protocol == "chat":
-        return chat_solver(
-            split=config.split,
-            source=config.source,
-            provide_scientific_background=config.provide_scientific_background,
-            extraction=config.extraction,
-            dataset=config.dataset,
-            step_count=config.step_count,
-        )
-    return single_turn_solver(
-        split=config.split,
-        source=config.source,
-        provide_scientific_background=config.provide_scientific_background,
-        previous_steps=config.previous_steps,
-        extraction=config.extraction,
-        dataset=config.dataset,
-        step_count=config.step_count,
-    )
+        return chat_solver(record)
+    return single_turn_solver(record)
 
 
 def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConfig | str]:
@@ -303,7 +237,7 @@ def _protocol(config: SciCodeConfig, problems: tuple[Problem, ...], targets: str
         + (f"; {WHOLE_PROBLEM}" if config.whole_problem else ""),
         timeout=config.step_timeout,
         agent=agent_label(config.agent),
-        agent_limits=limits.record() if (limits := config.agent_limits) else None,
+        agent_limits=config.agent_limits.record() if config.agent_limits else None,
         **protocol_fields(config.sandbox, config.runtime_names),
     )
 
