@@ -10,23 +10,25 @@ scope, and checked against that set.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from scievals.shipped import INSIDE as SHIPPED
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src" / "scievals"
-INSIDE = [
-    "sandbox/_zygote.py",
-    "sandbox/container_runner.py",
-    "sandbox/tail_runner.py",
-    "scicode/grading/recorder.py",
-    "scicode/grading/wire.py",
-    "scicode/grading/compare.py",
-]
-"""Every program that runs in the scoring runtime or a container (and is imported by us too)."""
+INSIDE = sorted(
+    str(path.relative_to(SOURCE))
+    for package in SHIPPED
+    for path in (SOURCE.parent / package.replace(".", "/")).glob("*.py")
+    if path.name != "__init__.py"
+)
+"""Every program that runs in the scoring runtime or a container: the inside packages' modules
+(the harness imports them too)."""
 RUNTIMES = sorted((SOURCE / "sandbox" / "runtimes").glob("*.txt"))
 SCORING_LIBRARIES = set.intersection(
     *(
@@ -78,6 +80,25 @@ def test_inside_programs_import_only_the_runtimes_libraries(name):
         n for n in imported if n not in sys.stdlib_module_names and n not in SCORING_LIBRARIES
     )
     assert foreign == [], f"{name} imports {foreign}: not in the scoring runtime"
+
+
+def test_the_inside_programs_are_all_there_and_only_there():
+    """The inside packages hold the six programs, and no other module is shipped as source."""
+    assert INSIDE == [
+        "sandbox/inside/container_runner.py",
+        "sandbox/inside/tail_runner.py",
+        "sandbox/inside/zygote.py",
+        "scicode/grading/inside/compare.py",
+        "scicode/grading/inside/recorder.py",
+        "scicode/grading/inside/wire.py",
+    ]
+    reads_python = re.compile(r"joinpath\([^)]*\.py")
+    readers = [
+        path.relative_to(SOURCE)
+        for path in SOURCE.rglob("*.py")
+        if reads_python.search(path.read_text("utf-8"))
+    ]
+    assert readers == [Path("shipped.py")], "source text read outside the one loader"
 
 
 def test_the_import_check_sees_every_kind_of_import(tmp_path):

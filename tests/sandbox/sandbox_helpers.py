@@ -12,9 +12,9 @@ from pathlib import Path
 from timing import HANG_S
 
 from scievals.sandbox import sampledir
-from scievals.sandbox._zygote import tree
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import run_program
+from scievals.sandbox.inside.zygote import tree
 from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 

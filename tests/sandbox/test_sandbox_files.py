@@ -13,10 +13,10 @@ import pytest
 from timing import must_end
 
 from scievals.sandbox import cgroups, sampledir
-from scievals.sandbox._zygote import MS_NOSUID, mount, umount
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import read_regular_file
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
+from scievals.sandbox.inside.zygote import MS_NOSUID, mount, umount
 
 from .sandbox_helpers import (
     EMPTY_THE_DIRECTORY,

@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse
 import sympy
 
-from scievals.scicode.grading.wire import MAX_DEPTH, NotPlain, WireError, decode, encode
+from scievals.scicode.grading.inside.wire import MAX_DEPTH, NotPlain, WireError, decode, encode
 
 
 def _round_trip(value: Any) -> Any:
@@ -200,6 +200,9 @@ REFUSED = [
         {"ndarray": "i4,f8", "shape": [1], "b64": "", "matrix": False},
         "refusing dtype",
     ),
+    # numpy parses comma lists through ast.literal_eval, raising what no decoder expects
+    ("literal-eval-dtype", {"ndarray": "01", "shape": [], "b64": "", "matrix": ""}, "refusing"),
+    ("bad-format-dtype", {"ndarray": "0:", "shape": [], "b64": "", "matrix": ""}, "refusing"),
     ("unknown-kind", {"pickle": "gASVAAAAAAAAAAA="}, "unknown record value kind"),
     ("nested-unknown", {"tuple": [{"unknown": 1}]}, "unknown record value kind"),
     # A shape claim larger than the bytes present is refused before anything is allocated.

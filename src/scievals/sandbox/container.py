@@ -1,6 +1,6 @@
 """Step programs in a container of a scoring runtime image, with our sandbox's guarantees.
 
-The harness side of ``container_runner.py``: one ``exec`` per program carries the program and
+The harness side of ``inside/container_runner.py``: one ``exec`` per program carries the program and
 its limits in, and its structured outcome, output tails and the file it was asked to keep out
 (larger files come in chunks). Programs of one container run one at a time, so that the
 container's kernel limits are the program's own and nothing of one program (processes, files,
@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import anyio
@@ -40,6 +39,7 @@ from scievals.sandbox.kept import KeptFile, KeptWriter
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import LIMITS, Outcome
 from scievals.sandbox.runtime import WARM_MODULES
+from scievals.shipped import SANDBOX, source
 
 PREFIX = "SCIEVALS-RUNNER "
 INLINE_BYTES = 4 << 20
@@ -116,17 +116,6 @@ def failed(env: SandboxEnvironment) -> bool:
     return env in _failed
 
 
-@cache
-def _source() -> str:
-    return resources.files("scievals.sandbox").joinpath("container_runner.py").read_text("utf-8")
-
-
-@cache
-def _zygote() -> str:
-    """Our sandbox's zygote, whose warm-up and in-place run the container's warm server uses."""
-    return resources.files("scievals.sandbox").joinpath("_zygote.py").read_text("utf-8")
-
-
 def _warm_server(value: Any) -> dict[str, Any] | None:
     """The warm server the runner reports, if well formed (else none is assumed)."""
     if not isinstance(value, dict) or set(value) != {"pid", "start", "name"}:
@@ -151,8 +140,8 @@ def _filters() -> dict[str, list[str]]:
 def _server_fields(env: SandboxEnvironment) -> dict[str, Any]:
     """What a runner needs to find, or start, the container's warm server."""
     return {
-        "runner": _source(),
-        "zygote": _zygote(),
+        "runner": source(SANDBOX, "container_runner"),
+        "zygote": source(SANDBOX, "zygote"),  # its warm-up and in-place run serve the container
         "modules": WARM_MODULES,
         "token": _tokens.setdefault(env, secrets.token_hex(16)),
         "warm": _warm.get(env),
@@ -226,7 +215,7 @@ async def _call(env: SandboxEnvironment, request: dict[str, Any], timeout: int) 
 
 
 async def _answer(env: SandboxEnvironment, request: dict[str, Any], timeout: int) -> dict[str, Any]:
-    cmd = ["python3", "-I", "-S", "-c", _source()]
+    cmd = ["python3", "-I", "-S", "-c", source(SANDBOX, "container_runner")]
     stdin = json.dumps(request).encode()
     container = await _container(env)
     try:

@@ -5,7 +5,7 @@ Inspect's own lifecycle starts a compose project per sample: five ``docker compo
 (config, up, ps, a ``pwd`` per service, down), a fresh import of numpy, scipy and sympy by each
 container's warm server, and one program at a time for the whole sample, so that a problem's
 steps run one after another while the machine idles. Our runtime containers need none of that
-to keep samples apart: before and after every program the runner (``container_runner.py``)
+to keep samples apart: before and after every program the runner (``inside/container_runner.py``)
 kills whatever a program left and empties the working directory, /tmp, /dev/shm and the IPC
 namespace, so nothing of one program reaches the next, whether the next is a step of the same
 sample or of another. So a task's samples share a fleet of at most two projects per CPU,

@@ -14,7 +14,8 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
-from scievals.sandbox import _zygote, cgroups, seccomp
+from scievals.sandbox import cgroups, seccomp
+from scievals.sandbox.inside import zygote
 from scievals.sandbox.limits import Limits
 
 
@@ -85,7 +86,7 @@ def _probe_filter() -> tuple[bytes | None, str, str]:
             sys.executable,
             "-I",
             "-S",
-            _zygote.__file__,
+            zygote.__file__,
             "features",
             base64.b64encode(program).decode(),
         ],
@@ -106,8 +107,8 @@ def _probe_disk() -> str:
         return "not root: mounting a tmpfs per sample needs it"
     with tempfile.TemporaryDirectory(prefix="scievals-probe-") as scratch:
         try:
-            _zygote.mount("tmpfs", scratch, "tmpfs", _zygote.MS_NOSUID, "size=1m,nr_inodes=16")
-            _zygote.umount(scratch)
+            zygote.mount("tmpfs", scratch, "tmpfs", zygote.MS_NOSUID, "size=1m,nr_inodes=16")
+            zygote.umount(scratch)
         except OSError as exc:
             return f"cannot mount a tmpfs: {exc}"
     return ""

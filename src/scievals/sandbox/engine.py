@@ -1,6 +1,6 @@
 """The harness side of the sandbox: isolation mode, limits, the zygote process, uids, sample dirs.
 
-One ``Engine`` per harness process owns one zygote (see ``_zygote.py``); every execution of every
+One ``Engine`` per harness process owns one zygote (see ``inside/zygote.py``); every execution of every
 sample goes through it. Nothing here runs model-written code itself.
 """
 
@@ -24,9 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from scievals.sandbox import _zygote, sampledir, seccomp
+from scievals.sandbox import sampledir, seccomp
 from scievals.sandbox.cgroups import Group
 from scievals.sandbox.enforce import Enforcement, enforcement
+from scievals.sandbox.inside import zygote
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.runtime import (
@@ -37,7 +38,7 @@ from scievals.sandbox.runtime import (
     ensure_runtime,
 )
 
-ZYGOTE = Path(_zygote.__file__)
+ZYGOTE = Path(zygote.__file__)
 MODES = ("unshare", "userns", "rlimits-only")
 THREAD_VARS = (
     "OPENBLAS_NUM_THREADS",
@@ -179,11 +180,11 @@ class UidPool:
 
 
 def send_msg(sock: socket.socket, obj: dict[str, Any], fd: int | None = None) -> None:
-    _zygote.send_msg(sock, obj, fd)
+    zygote.send_msg(sock, obj, fd)
 
 
 def recv_msg(sock: socket.socket) -> dict[str, Any]:
-    return _zygote.recv_msg(sock)
+    return zygote.recv_msg(sock)
 
 
 # ---------------------------------------------------------------- the engine
@@ -373,7 +374,7 @@ class Engine:
             sock.settimeout(CONTROL_SECONDS)
             send_msg(sock, self._request(req, uid))
             try:
-                ack, fd = _zygote.recv_msg_fd(sock)
+                ack, fd = zygote.recv_msg_fd(sock)
                 supervisor = _pidfd(fd)
             except (EOFError, OSError, ValueError, KeyError) as exc:
                 self._mark_broken(channel.generation)

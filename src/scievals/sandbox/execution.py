@@ -14,8 +14,6 @@ import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from functools import cache
-from importlib import resources
 from typing import Literal, TypeVar
 
 import anyio
@@ -27,6 +25,7 @@ from scievals.sandbox.files import FileTooLargeError
 from scievals.sandbox.kept import KeptFile, keep_bytes
 from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.provider import ScievalsSandbox
+from scievals.shipped import SANDBOX, source
 
 T = TypeVar("T")
 FOREIGN_READ_SECONDS = 120
@@ -63,7 +62,7 @@ async def run_program(
     if ours is not None:
         return await ours.execute(cmd, input=input, timeout=timeout, cwd=cwd, output=output)
     if output == "tail":
-        cmd = ["python3", "-c", _tail_runner(), str(FOREIGN_TAIL_BYTES), *cmd]
+        cmd = ["python3", "-c", source(SANDBOX, "tail_runner"), str(FOREIGN_TAIL_BYTES), *cmd]
     return await _retried(lambda: _foreign(env, cmd, input, timeout, cwd), MACHINERY_ERRORS)
 
 
@@ -100,11 +99,6 @@ async def _foreign(
     return Outcome(
         res.returncode, res.stdout, res.stderr, None, _signal(res.returncode), _since(started)
     )
-
-
-@cache
-def _tail_runner() -> str:
-    return resources.files("scievals.sandbox").joinpath("tail_runner.py").read_text("utf-8")
 
 
 def _signal(returncode: int) -> str | None:

@@ -1,7 +1,7 @@
 """``ScievalsSandbox``: the Inspect sandbox provider (``--sandbox scievals``).
 
 Each sample gets a private directory; every ``exec`` runs isolated in it (see ``engine.py`` and
-``_zygote.py``). Python programs (``python3 -c CODE`` / ``python3 FILE.py``) run in a fork of a
+``inside/zygote.py``). Python programs (``python3 -c CODE`` / ``python3 FILE.py``) run in a fork of a
 warm interpreter that has imported numpy, scipy, sympy and matplotlib once.
 """
 

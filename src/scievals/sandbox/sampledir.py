@@ -20,8 +20,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from scievals.sandbox._zygote import MNT_DETACH, MS_NODEV, MS_NOSUID, mount, umount
 from scievals.sandbox.cgroups import pid_alive
+from scievals.sandbox.inside.zygote import MNT_DETACH, MS_NODEV, MS_NOSUID, mount, umount
 
 OWNED = re.compile(r"^scievals-(?:sample|zygote)-(\d+)-")
 _live: set[Path] = set()

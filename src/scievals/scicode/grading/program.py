@@ -1,8 +1,9 @@
 """A step's program as the sandbox runs it: the official layout around our recorder.
 
 Official layout (spec §4): the problem's dependencies, the code of every earlier step, this
-step's code, then the tests. Ours adds the recorder before it (``recorder.py``, with the record
-format ``wire.py`` and the comparison helpers ``compare.py``, shipped as their source), a
+step's code, then the tests. Ours adds the recorder before it (``inside/recorder.py``, with the
+record format ``inside/wire.py`` and the comparison helpers ``inside/compare.py``, shipped as
+their source by ``scievals.shipped``), a
 snapshot of the dependencies' names before any model code runs, and, after the model's code,
 the binding of the names the tests use. The tests themselves are their sandboxed halves
 (``rewrite.py``): no target and no assert ever runs here.
@@ -11,7 +12,6 @@ the binding of the names the tests use. The tests themselves are their sandboxed
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.grading.rewrite import (
@@ -21,6 +21,7 @@ from scievals.scicode.grading.rewrite import (
     dependency_names,
     plan_test,
 )
+from scievals.shipped import GRADING, source
 
 # Gold code that times its own runs (78.3) would make regenerated targets machine-dependent; a
 # clock that advances one millisecond per call makes every such choice reproducible.
@@ -35,16 +36,12 @@ STEADY_CLOCK = (
 
 
 @cache
-def _source(module: str) -> str:
-    return resources.files("scievals.scicode.grading").joinpath(f"{module}.py").read_text("utf-8")
-
-
-@cache
 def _shipped_sources() -> str:
     """The recorder's sources as one assignment (the same text for every step program)."""
     return (
         "WIRE, COMPARE, RECORDER = "
-        f"{_source('wire')!r}, {_source('compare')!r}, {_source('recorder')!r}\n"
+        f"{source(GRADING, 'wire')!r}, {source(GRADING, 'compare')!r}, "
+        f"{source(GRADING, 'recorder')!r}\n"
     )
 
 

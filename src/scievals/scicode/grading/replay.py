@@ -1,7 +1,7 @@
 """The trusted side: re-running a step's tests on what the model's code returned in the sandbox.
 
 The sandboxed program records, for every use the tests made of the model's code, the plain value
-that came back (``recorder.py``). Here each test runs again in a namespace of our own: the
+that came back (``inside/recorder.py``). Here each test runs again in a namespace of our own: the
 problem's dependencies and the comparison helpers are the harness's, the real target is bound,
 and every name the model defined is a stand-in that hands back the recorded values in order. So
 the benchmark's own computations (``expected = np.array(...)``, ``np.isclose(...)`` on the
@@ -28,9 +28,8 @@ from typing import Any
 
 import numpy
 
-from scievals.scicode.grading.compare import HELPERS, STRICT_NUMPY, has_empty
-from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
-from scievals.scicode.grading.wire import (
+from scievals.scicode.grading.inside.compare import HELPERS, STRICT_NUMPY, has_empty
+from scievals.scicode.grading.inside.wire import (
     ARRAY_PROBES,
     MAX_RECORD_BYTES,
     MAX_RECORD_ITEMS,
@@ -42,6 +41,7 @@ from scievals.scicode.grading.wire import (
     encode,
     json_items,
 )
+from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
 
 MAX_EVENTS = 2_000_000
 

@@ -23,7 +23,7 @@ import builtins
 from dataclasses import dataclass
 from functools import cache
 
-from scievals.scicode.grading.compare import HELPERS
+from scievals.scicode.grading.inside.compare import HELPERS
 from scievals.scicode.grading.scopes import Claims, Scopes, names_in
 
 TARGET = "target"

@@ -1,6 +1,6 @@
 """The warm zygote: a process of the pinned runtime that has imported the scientific stack once.
 
-It runs under the runtime's interpreter (``python -I -B _zygote.py CTL_FD``; the config is sent
+It runs under the runtime's interpreter (``python -I -B zygote.py CTL_FD``; the config is sent
 first) and imports nothing from scievals, only the standard library and the runtime's packages.
 
 For every execution the harness sends one socket over the control socket (SCM_RIGHTS). The zygote

@@ -56,7 +56,7 @@ CPU_USAGE = (  # the container's CPU seconds: v2, then v1 with cpuacct on its ow
 BOOT_TICKS = os.sysconf("SC_CLK_TCK")  # one second
 libc = ctypes.CDLL(None, use_errno=True)
 Z = None
-"""Our sandbox's zygote (``_zygote.py``, shipped in the request): its prctl, seccomp, cgroup
+"""Our sandbox's zygote (``zygote.py``, shipped in the request): its prctl, seccomp, cgroup
 counter, warm-up and in-place run are used as they are, not written again here."""
 
 
@@ -64,7 +64,7 @@ def load_zygote(source):
     global Z
     module = sys.modules["scievals_zygote"] = types.ModuleType("scievals_zygote")
     code = compile(
-        source, "_zygote.py", "exec"
+        source, "zygote.py", "exec"
     )  # inspect-evals-lint: ignore[host_code_execution] -- our own zygote's source, in the container
     exec(code, module.__dict__)  # inspect-evals-lint: ignore[host_code_execution] -- as above
     Z = module

@@ -21,6 +21,7 @@ import collections
 import copy
 import keyword
 import math
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -268,12 +269,19 @@ class WireError(ValueError):
 # ---- on the trusted side --------------------------------------------------------------------
 
 
+_DTYPE_STR = re.compile(r"[<>|=][biufcSUmM]\d{1,10}(\[\d{0,3}[a-zA-Z]{1,3}\])?")
+"""The form ``dtype.str`` writes (``<f8``, ``|b1``, ``<U5``, ``<M8[ns]``): numpy parses other
+text in ways of its own (comma lists through ``ast.literal_eval``), so it never sees any."""
+
+
 def _dtype(text: Any) -> numpy.dtype:
     if not isinstance(text, str) or len(text) > 16:
         raise WireError("malformed dtype")
+    if not _DTYPE_STR.fullmatch(text):
+        raise WireError(f"refusing dtype {text!r}")
     try:
         dtype = numpy.dtype(text)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise WireError(f"unknown dtype {text!r}") from exc
     if dtype.kind not in SAFE_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise WireError(f"refusing dtype {text!r}")
