@@ -248,3 +248,7 @@ def register(groups: dict) -> None:
     from scievals.scicode.audit_cli import add_audit
 
     add_audit(groups)
+
+    from scievals.scicode.regrade.cli import add_regrade
+
+    add_regrade(groups)

@@ -1,0 +1,106 @@
+"""Each run of a source graded through ``scicode.grade`` (the one grader) and compared.
+
+The official folder holds code its generator already extracted (first ```python block, import
+lines deleted). ``grade`` extracts again, so the rule chosen is the one that leaves that code as
+it is: ``original`` (code with no fence is kept whole, and its import-line deletion finds nothing
+left to delete), where ``inspect`` would strip the code's surrounding blank space and delete any
+``` in it. The rest is the official rule as ``scievals grade`` applies it: the official step
+count (pre-supplied steps get the official code and are never scored), the step timeout, the
+targets (official h5 for test steps, regenerated for dev steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from scievals.scicode.config import SciCodeConfig
+from scievals.scicode.data.dataset import Problem, Split, Step, load_problems
+from scievals.scicode.grade import grade, infer_split, summary
+from scievals.scicode.regrade.compare import Graded, compare
+from scievals.scicode.regrade.official_folder import (
+    Answer,
+    Run,
+    Source,
+    read_step_file,
+    relative,
+    step_answers,
+)
+
+EXTRACTION = "original"
+
+
+def choose_split(source: Source, split: Split | None) -> Split:
+    """The split asked for, or the one the step files' known ids belong to."""
+    if split is not None:
+        return split
+    known = {s.step_id for p in load_problems("all") for s in p.steps}
+    return infer_split({sid for run in source.runs for sid in run.paths if sid in known})
+
+
+def grading_config(
+    split: Split, h5: str | None, timeout: int | None, sandbox: str
+) -> SciCodeConfig:
+    """The official rule for this split (its options checked before any file is read)."""
+    return SciCodeConfig.from_params(
+        split=split, h5=h5, timeout=timeout, extraction=EXTRACTION, sandbox=sandbox
+    )
+
+
+async def regrade_source(
+    source: Source,
+    config: SciCodeConfig,
+    say: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """The comparison of every run of ``source`` (``compare.compare``), graded under ``config``;
+    ``say`` gets a line for each file skipped and each run graded."""
+    problems = config.problems()
+    catalogue = {s.step_id for p in load_problems("all") for s in p.steps}
+    in_split = {s.step_id: s for p in problems for s in p.steps}
+    comparisons = []
+    for run in source.runs:
+        texts, skipped = _read_run(run, source, catalogue, in_split, config.split)
+        if say is not None:
+            for note in run.notes:
+                say(f"{run.label}: {note}")
+        answers: dict[str, Answer] = {}
+        for problem in problems:
+            answers.update(step_answers(problem, _of(problem, texts)))
+        completions = {sid: answer.code for sid, answer in answers.items()}
+        if completions:
+            verdicts, totals = await grade(completions, config)
+        else:
+            verdicts, totals = [], summary(problems, {})
+        graded = Graded(run, config.split, problems, answers, skipped, verdicts, totals)
+        comparisons.append(compare(graded, config.step_timeout, source.root))
+        if say is not None:
+            say(f"{run.label}: {len(verdicts)} steps graded")
+    return comparisons
+
+
+def _read_run(
+    run: Run, source: Source, catalogue: set[str], in_split: dict[str, Step], split: Split
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The text of each step file to grade, and why each other step file is not graded (a
+    line for each in ``run.notes``)."""
+    texts: dict[str, str] = {}
+    skipped: dict[str, str] = {}
+    for sid, path in run.paths.items():
+        if sid not in catalogue:
+            why = f"no step {sid} in SciCode"
+        elif sid not in in_split:
+            why = f"{sid} is not a step of split {split}"
+        elif not in_split[sid].scored:
+            why = f"{sid} is pre-supplied: never scored under the official rule"
+        else:
+            text, why = read_step_file(path, source.root)
+            if text is not None:
+                texts[sid] = text
+                continue
+        skipped[sid] = why or "not read"
+        run.notes.append(f"{relative(path, source.root)}: {skipped[sid]}: skipped")
+    return texts, skipped
+
+
+def _of(problem: Problem, texts: dict[str, str]) -> dict[str, str]:
+    return {s.step_id: texts[s.step_id] for s in problem.steps if s.step_id in texts}
