@@ -26,7 +26,7 @@ from scievals.scicode.grading.program import plans_for, step_program
 from scievals.scicode.grading.replay import read_records, read_replayed, replay_tests
 from scievals.scicode.grading.runner import REPLAY_JOB
 from scievals.scicode.regenerate import ensure_dev_targets
-from scievals.trusted.pool import Pool
+from scievals.trusted.pool import WorkerPool
 
 
 def _median_seconds(repeat: int, run: Callable[..., Any], *args: Any) -> float:
@@ -42,7 +42,7 @@ def _in_process(path: str, plans: Any, dependencies: str, targets: list[Any]) ->
     replay_tests(plans, read_records(path), dependencies, targets)
 
 
-def _through(pool: Pool, job: tuple[Any, ...]) -> None:
+def _through(pool: WorkerPool, job: tuple[Any, ...]) -> None:
     read_replayed(pool.run(REPLAY_JOB, job, 300))
 
 
@@ -62,7 +62,7 @@ def main() -> None:
                 kept = keep_bytes((Path(tmp) / "r.jsonl").read_bytes())  # as grading spools it
                 wanted = targets.step(step.step_id, len(step.tests))
                 jobs.append((step.step_id, (str(kept.path), plans, problem.dependencies, wanted)))
-    pool = Pool(1)
+    pool = WorkerPool(1)
     started = time.perf_counter()
     pool.run(REPLAY_JOB, jobs[0][1], 300)
     first = time.perf_counter() - started

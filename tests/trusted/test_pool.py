@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from timing import HANG_S, must_end, wait_until
 
-from scievals.trusted.pool import MEMORY_BOUNDS, JobFailed, Pool, memory_limit, out_of_memory
+from scievals.trusted.pool import MEMORY_BOUNDS, JobFailed, WorkerPool, memory_limit, out_of_memory
 from scievals.trusted.protocol import MAX_ANSWER_BYTES
 
 PROBE = "trusted.probe"
@@ -27,13 +27,15 @@ PROBE = "trusted.probe"
 
 @pytest.fixture(scope="module")
 def pool():
-    shared = Pool(2)
+    shared = WorkerPool(2)
     shared.warm()
     yield shared
     shared.close()
 
 
-def _fails(pool: Pool, args: tuple, seconds: float = 10, cpu: float | None = None) -> JobFailed:
+def _fails(
+    pool: WorkerPool, args: tuple, seconds: float = 10, cpu: float | None = None
+) -> JobFailed:
     with must_end(f"a failing job {args}"), pytest.raises(JobFailed) as caught:
         pool.run(PROBE, args, seconds, cpu)
     assert pool.run(PROBE, ("echo", 7.0), 10) == 7.0, "the next job must find a working worker"
@@ -103,7 +105,7 @@ def test_worker_killed_from_outside(pool):
     assert [pool.run(PROBE, ("echo", 1.0), 10) for _ in range(3)] == [1.0] * 3
 
 
-def _together(pool: Pool, seconds: float) -> list[list[float]]:
+def _together(pool: WorkerPool, seconds: float) -> list[list[float]]:
     spans: list[list[float]] = []
     threads = [
         threading.Thread(
@@ -157,7 +159,7 @@ def test_no_pickle_from_worker(pool, monkeypatch):
 def test_a_worker_outlives_the_thread_that_first_used_it():
     """PR_SET_PDEATHSIG fires when the thread that started a worker ends: workers are started
     from the pool's own long-lived thread, so a job's thread ending kills nothing."""
-    own = Pool(1)
+    own = WorkerPool(1)
     try:
         pids: list[int] = []
         thread = threading.Thread(target=lambda: pids.append(own.run(PROBE, ("pid",), 30)))
@@ -174,8 +176,8 @@ def test_workers_die_with_the_harness(tmp_path, how):
     harness = textwrap.dedent(
         """
         import sys, time
-        from scievals.trusted.pool import Pool
-        pool = Pool(1)
+        from scievals.trusted.pool import WorkerPool
+        pool = WorkerPool(1)
         print(pool.run("trusted.probe", ("pid",), 60), flush=True)
         if sys.argv[1] == "sigkill":
             time.sleep(600)

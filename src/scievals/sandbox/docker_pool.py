@@ -89,7 +89,7 @@ def _cpus() -> int:
     return len(os.sched_getaffinity(0)) or 1
 
 
-class Pool:
+class Rotation:
     """Containers of one kind of use (leases or pins): at most ``size`` of each service in the
     rotation, projects started on demand (one for each that left it), the free ones."""
 
@@ -166,7 +166,7 @@ class Fleet:
         self.task_name, self.config = task_name, config
         self.services = services(config)
         size = PER_CPU * _cpus()
-        self.leases, self.pins = Pool(self, size), Pool(self, size)
+        self.leases, self.pins = Rotation(self, size), Rotation(self, size)
         self.projects: list[dict[str, SandboxEnvironment]] = []
 
     async def start(self) -> dict[str, SandboxEnvironment]:

@@ -320,7 +320,7 @@ class _Worker:
         self.dead = True
 
 
-class Pool:
+class WorkerPool:
     """Up to ``width`` workers; ``run`` takes an idle one (or starts one) for each job."""
 
     def __init__(self, width: int) -> None:
@@ -395,17 +395,17 @@ class Pool:
 
 
 _shared_lock = threading.Lock()
-_shared: list[Pool] = []
+_shared: list[WorkerPool] = []
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def pool() -> Pool:
+def pool() -> WorkerPool:
     """The harness's pool, as wide as the machine (like the step queue)."""
     with _shared_lock:
         if not _shared:
-            _shared.append(Pool(os.cpu_count() or 1))
+            _shared.append(WorkerPool(os.cpu_count() or 1))
             atexit.register(_shared[0].close)
         return _shared[0]
 

@@ -55,19 +55,19 @@ CPU_USAGE = (  # the container's CPU seconds: v2, then v1 with cpuacct on its ow
 )
 BOOT_TICKS = os.sysconf("SC_CLK_TCK")  # one second
 libc = ctypes.CDLL(None, use_errno=True)
-Z = None
+ZYGOTE = None
 """Our sandbox's zygote (``zygote.py``, shipped in the request): its prctl, seccomp, cgroup
 counter, warm-up and in-place run are used as they are, not written again here."""
 
 
 def load_zygote(source):
-    global Z
+    global ZYGOTE
     module = sys.modules["scievals_zygote"] = types.ModuleType("scievals_zygote")
     code = compile(
         source, "zygote.py", "exec"
     )  # inspect-evals-lint: ignore[host_code_execution] -- our own zygote's source, in the container
     exec(code, module.__dict__)  # inspect-evals-lint: ignore[host_code_execution] -- as above
-    Z = module
+    ZYGOTE = module
     return module
 
 
@@ -135,7 +135,7 @@ def subreaper():
     older releases cannot: there the container's init reaps orphans, and the sweep, which
     reads /proc, still finds and kills them)."""
     with contextlib.suppress(OSError):
-        Z.prctl(PR_SET_CHILD_SUBREAPER, 1)
+        ZYGOTE.prctl(PR_SET_CHILD_SUBREAPER, 1)
 
 
 def reap():
@@ -218,7 +218,7 @@ def clear_ipc():
 
 def oom_kills():
     """OOM kills in the container's memory cgroup so far (0 where it shows no counter)."""
-    return max(Z.counter(p, "oom_kill") for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
+    return max(ZYGOTE.counter(p, "oom_kill") for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
 
 
 def program_memory(req):
@@ -246,13 +246,13 @@ def cpu_seconds(pid):
     process tree from /proc."""
     for path in CPU_USAGE:
         if os.path.exists(path):
-            return Z.cgroup_cpu_seconds(path)
-    return Z.tree_cpu_seconds(Z.tree(pid)) if pid else 0.0
+            return ZYGOTE.cgroup_cpu_seconds(path)
+    return ZYGOTE.tree_cpu_seconds(ZYGOTE.tree(pid)) if pid else 0.0
 
 
 def fork_refusals():
     """Forks the container's pids cgroup refused so far (0 where it shows no counter)."""
-    return max(Z.counter(p, "max") for p in (f"{CGROUP_V2}/pids.events", V1_PIDS))
+    return max(ZYGOTE.counter(p, "max") for p in (f"{CGROUP_V2}/pids.events", V1_PIDS))
 
 
 def full(paths):
@@ -283,7 +283,9 @@ def become_program(req, home, out_w, err_w):
     os.dup2(err_w, 2)
     os.closerange(3, 1 << 16)
     os.setsid()
-    Z.prctl(Z.PR_SET_DUMPABLE, 1)  # its own /proc files are its own again (the runner's are not)
+    ZYGOTE.prctl(
+        ZYGOTE.PR_SET_DUMPABLE, 1
+    )  # its own /proc files are its own again (the runner's are not)
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")  # the kernel's OOM killer takes the program, never the runner
     lim = req["limits"]
@@ -303,9 +305,9 @@ def become_program(req, home, out_w, err_w):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # SIGPIPE, SIGXFSZ: ignored, as
     # a Python interpreter has them
     main_filter, guard = (base64.b64decode(f) for f in req["filters"][os.uname().machine])
-    Z.prctl(Z.PR_SET_NO_NEW_PRIVS, 1)
-    Z.install_seccomp(main_filter)
-    Z.install_seccomp(Z.with_floor(guard, req["marks"], os.getpid()))
+    ZYGOTE.prctl(ZYGOTE.PR_SET_NO_NEW_PRIVS, 1)
+    ZYGOTE.install_seccomp(main_filter)
+    ZYGOTE.install_seccomp(ZYGOTE.with_floor(guard, req["marks"], os.getpid()))
 
 
 def cold(req, home, out_w, err_w):
@@ -334,9 +336,9 @@ def serve():
     if sys.path[:1] == [""]:  # what -c puts first; a program gets its own directory there
         del sys.path[0]
     load_zygote(config["zygote"])
-    Z.prctl(Z.PR_SET_DUMPABLE, 0)
+    ZYGOTE.prctl(ZYGOTE.PR_SET_DUMPABLE, 0)
     subreaper()
-    zygote = Z
+    zygote = ZYGOTE
     failed = zygote.warm(config["modules"])
     token = bytearray(config.pop("token").encode())
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -707,7 +709,9 @@ def main():
         answer = fetch(req, os.getcwd())
     else:
         load_zygote(req["zygote"])
-        Z.prctl(Z.PR_SET_DUMPABLE, 0)  # same uid as the program: keep it out of our /proc files
+        ZYGOTE.prctl(
+            ZYGOTE.PR_SET_DUMPABLE, 0
+        )  # same uid as the program: keep it out of our /proc files
         subreaper()
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         answer = (cleared if req["op"] == "clear" else run)(req, os.getcwd())
