@@ -66,25 +66,39 @@ class FileRun:
     kept_error: OSError | None
 
 
-class _Turn:
-    """A container's turn: one program at a time, re-entered freely by the task holding it
-    (a scorer takes it before its CPU slot, ``run_file`` again inside)."""
+class _State:
+    """What the harness knows of one container: its turn (one program at a time, re-entered
+    freely by the task holding it: a scorer takes it before its CPU slot, ``run_file`` again
+    inside), whether its runner refused or failed, the secret and last report of its warm
+    server, and the Docker container behind it."""
 
     def __init__(self) -> None:
         self.lock = anyio.Lock()
         self.owner: int | None = None
+        self.refused: str | None = None
+        """Why the runner refused (not one of our runtime images): nothing is run there."""
+        self.failed = False
+        """Its runner failed once (no answer, a malformed one, a timeout of its own)."""
+        self.token = secrets.token_hex(16)
+        """The secret its warm server answers to (never in the container's files)."""
+        self.warm: dict[str, Any] | None = None
+        """Its warm server, as the runner last reported it (pid, start time, name)."""
+        self.container: str | None = None
+        """The Docker container behind it ("" where there is none); None until looked up."""
+
+    @property
+    def usable(self) -> bool:
+        return self.refused is None and not self.failed
 
 
-_turns: weakref.WeakKeyDictionary[SandboxEnvironment, _Turn] = weakref.WeakKeyDictionary()
-_refused: weakref.WeakKeyDictionary[SandboxEnvironment, str] = weakref.WeakKeyDictionary()
-_tokens: weakref.WeakKeyDictionary[SandboxEnvironment, str] = weakref.WeakKeyDictionary()
-"""The secret a container's warm server answers to (never in the container's files)."""
-_warm: weakref.WeakKeyDictionary[SandboxEnvironment, dict[str, Any] | None] = (
-    weakref.WeakKeyDictionary()
-)
-"""The container's warm server, as its runner last reported it (pid, start time, name)."""
-_failed: weakref.WeakSet[SandboxEnvironment] = weakref.WeakSet()
-"""Containers whose runner failed once (no answer, a malformed one, a timeout of its own)."""
+_states: weakref.WeakKeyDictionary[SandboxEnvironment, _State] = weakref.WeakKeyDictionary()
+
+
+def _state(env: SandboxEnvironment) -> _State:
+    found = _states.get(env)
+    if found is None:
+        found = _states[env] = _State()
+    return found
 
 
 @asynccontextmanager
@@ -96,9 +110,7 @@ async def turn(env: SandboxEnvironment) -> AsyncIterator[SandboxEnvironment]:
         async with lease() as leased, turn(leased) as held:
             yield held
         return
-    found = _turns.get(env)
-    if found is None:
-        found = _turns[env] = _Turn()
+    found = _state(env)
     me = anyio.get_current_task().id
     if found.owner == me:
         yield env
@@ -113,7 +125,7 @@ async def turn(env: SandboxEnvironment) -> AsyncIterator[SandboxEnvironment]:
 
 def failed(env: SandboxEnvironment) -> bool:
     """Whether the runner of the container ``env`` failed once (it is not used again)."""
-    return env in _failed
+    return _state(env).failed
 
 
 def _warm_server(value: Any) -> dict[str, Any] | None:
@@ -143,8 +155,8 @@ def _server_fields(env: SandboxEnvironment) -> dict[str, Any]:
         "runner": source(SANDBOX, "container_runner"),
         "zygote": source(SANDBOX, "zygote"),  # its warm-up and in-place run serve the container
         "modules": WARM_MODULES,
-        "token": _tokens.setdefault(env, secrets.token_hex(16)),
-        "warm": _warm.get(env),
+        "token": _state(env).token,
+        "warm": _state(env).warm,
     }
 
 
@@ -162,7 +174,8 @@ async def run_file(
     None when the container is not one of our runtime images (the runner refused, touching
     nothing). Raises ``RunnerError`` (or the sandbox's own errors) when the machinery fails."""
     async with turn(env) as env:  # the container itself, or the one a fleet leases
-        if env in _refused:
+        state = _state(env)
+        if state.refused is not None:
             return None
         request = {
             "op": "run",
@@ -182,9 +195,9 @@ async def run_file(
         }
         answer = await _call(env, request, timeout + EXEC_MARGIN)
         if "refused" in answer:
-            _refused[env] = str(answer["refused"])[:MAX_REASON]
+            state.refused = str(answer["refused"])[:MAX_REASON]
             return None
-        _warm[env] = _warm_server(answer.get("warm"))
+        state.warm = _warm_server(answer.get("warm"))
         outcome = _outcome(answer, tail_bytes)
         kept, error = await _kept(env, answer.get("kept"), keep, max_keep)
         return FileRun(outcome, kept, error)
@@ -194,7 +207,8 @@ async def clear(env: SandboxEnvironment) -> bool:
     """Empty the container as a program finds it, its warm server running (started now if
     need be), before it serves another sample or its first; False when it cannot be trusted
     to: not ours, or its runner failed."""
-    if env in _refused or env in _failed:
+    state = _state(env)
+    if not state.usable:
         return False
     request = {"op": "clear", **_server_fields(env)}
     async with turn(env):
@@ -202,7 +216,7 @@ async def clear(env: SandboxEnvironment) -> bool:
             answer = await _call(env, request, EXEC_MARGIN)
         except Exception:  # noqa: BLE001 - any failure: the container is not handed on
             return False
-        _warm[env] = _warm_server(answer.get("warm"))
+        state.warm = _warm_server(answer.get("warm"))
     return answer.get("cleared") is True
 
 
@@ -210,7 +224,7 @@ async def _call(env: SandboxEnvironment, request: dict[str, Any], timeout: int) 
     try:
         return await _answer(env, request, timeout)
     except BaseException:
-        _failed.add(env)
+        _state(env).failed = True
         raise
 
 
@@ -241,15 +255,12 @@ async def _answer(env: SandboxEnvironment, request: dict[str, Any], timeout: int
     return answer
 
 
-_containers: weakref.WeakKeyDictionary[SandboxEnvironment, str] = weakref.WeakKeyDictionary()
-
-
 async def _container(env: SandboxEnvironment) -> str:
     """The Docker container behind ``env`` (from Inspect's public ``connection``), or "" where
     there is none (k8s, a test's fake): one ``docker exec`` costs a seventh of the CPU of the
     ``docker compose exec`` that Inspect's exec runs."""
-    found = _containers.get(env)
-    if found is None:
+    state = _state(env)
+    if state.container is None:
         found = ""
         try:
             connection = await env.connection()
@@ -257,8 +268,8 @@ async def _container(env: SandboxEnvironment) -> str:
             connection = None
         if connection is not None and connection.type == "docker" and connection.container:
             found = connection.container
-        _containers[env] = found
-    return found
+        state.container = found
+    return state.container
 
 
 async def _docker_exec(
