@@ -160,6 +160,20 @@ def _build_verified(ns: argparse.Namespace) -> int:
 
 
 def register(groups: dict) -> None:
+    """Add SciCode's commands: ``grade scicode``, ``data ...``, ``audit`` and ``regrade``."""
+    _add_grade(groups)
+    _add_data(groups)
+
+    from scievals.scicode.audit_cli import add_audit
+
+    add_audit(groups)
+
+    from scievals.scicode.regrade.cli import add_regrade
+
+    add_regrade(groups)
+
+
+def _add_grade(groups: dict) -> None:
     grade = groups["grade"].add_parser(
         "scicode", help="grade SciCode completions made elsewhere (JSON lines: step, completion)"
     )
@@ -207,6 +221,8 @@ def register(groups: dict) -> None:
     add_arguments(grade)
     grade.set_defaults(func=_grade)
 
+
+def _add_data(groups: dict) -> None:
     data = groups["root"].add_parser("data", help="SciCode data: problem files and test targets")
     sub = data.add_subparsers(dest="data_command", required=True)
     status = sub.add_parser("status", help="what is present")
@@ -244,11 +260,3 @@ def register(groups: dict) -> None:
         "the file records why",
     )
     build.set_defaults(func=_build_verified)
-
-    from scievals.scicode.audit_cli import add_audit
-
-    add_audit(groups)
-
-    from scievals.scicode.regrade.cli import add_regrade
-
-    add_regrade(groups)

@@ -626,6 +626,34 @@ class Watch:
 def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
     """Hand the request to the waiting init, then watch the execution to its end."""
     lim = req["limits"]
+    disks = _hand_over(req, config, prep)
+    start = time.monotonic()
+    watch = Watch(req, prep.init, disks)
+    stop, info, out, err = _supervise(req, sock, prep, watch, disks, start)
+    _, status = os.waitpid(prep.init, 0)
+    seconds = time.monotonic() - start
+    watch.disk = watch.disk or full_disk(disks)
+    for _, fd in disks:
+        os.close(fd)
+    if info and "setup_error" in info:
+        return {"error": f"the sandbox's setup failed: {info['setup_error']}"}
+    returncode, limit, reason = exit_status(info, stop, watch, lim)
+    if limit is None and info is None:  # init is our code: it reports unless the kernel kills it
+        return {"error": f"the sandbox's init process died ({_describe_status(status)})"}
+    return {
+        "returncode": returncode,
+        "stdout": base64.b64encode(out).decode(),
+        "stderr": base64.b64encode(err).decode(),
+        "limit": limit,
+        "reason": reason,
+        "seconds": seconds,
+    }
+
+
+def _hand_over(req: dict, config: dict, prep: Prepared) -> list[tuple[str, int]]:
+    """The request and its input written where the waiting init reads them, its limits set,
+    and init told to go; the disks to watch (the work directory's, if it has a quota)."""
+    lim = req["limits"]
     if prep.cgroup:
         set_limits(prep.cgroup, lim)
     req["cgroup"] = prep.cgroup
@@ -643,11 +671,24 @@ def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
     disks = []
     if req.get("disk"):
         disks.append((req["disk"], os.open(req["workdir"], os.O_RDONLY | os.O_DIRECTORY)))
-    pid, st, out_r, err_r = prep.init, prep.st, prep.out_r, prep.err_r
-    st.send(b"go")
-    start = time.monotonic()
+    prep.st.send(b"go")
+    return disks
 
-    watch = Watch(req, pid, disks)
+
+def _supervise(
+    req: dict,
+    sock: socket.socket,
+    prep: Prepared,
+    watch: Watch,
+    disks: list[tuple[str, int]],
+    start: float,
+) -> tuple[tuple[str, str] | None, dict | None, bytes, bytes]:
+    """Watch the execution until its streams and init's status channel close: its output
+    collected (the first or, with ``output="tail"``, the last bytes up to the cap), its limits
+    enforced, the harness's going away taken as a cancellation. Returns what stopped it (limit,
+    reason) if anything did, init's report, and the two streams."""
+    lim = req["limits"]
+    pid, st, out_r, err_r = prep.init, prep.st, prep.out_r, prep.err_r
     cap = lim["output_bytes"]
     tail = req.get("output") == "tail"
     data = {out_r: bytearray(), err_r: bytearray()}
@@ -708,33 +749,20 @@ def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
                 live.discard(f)
                 continue
             seen[f] += len(chunk)
-            if tail:  # the last ``cap`` bytes are kept, the rest discarded: printing never fails
-                data[f] += chunk
-                del data[f][: max(0, len(data[f]) - cap)]
-                continue
-            room = cap - len(data[f])
-            if room > 0:
-                data[f] += chunk[:room]
-            if seen[f] > cap:
+            _keep(data[f], chunk, cap, tail)
+            if not tail and seen[f] > cap:
                 kill("output", f"output limit ({cap // 1024} KiB per stream)")
-    _, status = os.waitpid(pid, 0)
-    seconds = time.monotonic() - start
-    watch.disk = watch.disk or full_disk(disks)
-    for _, fd in disks:
-        os.close(fd)
-    if info and "setup_error" in info:
-        return {"error": f"the sandbox's setup failed: {info['setup_error']}"}
-    returncode, limit, reason = exit_status(info, stop, watch, lim)
-    if limit is None and info is None:  # init is our code: it reports unless the kernel kills it
-        return {"error": f"the sandbox's init process died ({_describe_status(status)})"}
-    return {
-        "returncode": returncode,
-        "stdout": base64.b64encode(bytes(data[out_r])).decode(),
-        "stderr": base64.b64encode(bytes(data[err_r])).decode(),
-        "limit": limit,
-        "reason": reason,
-        "seconds": seconds,
-    }
+    return stop, info, bytes(data[out_r]), bytes(data[err_r])
+
+
+def _keep(kept: bytearray, chunk: bytes, cap: int, tail: bool) -> None:
+    """A stream's new bytes kept: its first ``cap`` bytes, or with ``tail`` its last ones (the
+    rest discarded, so that printing never fails)."""
+    if tail:
+        kept += chunk
+        del kept[: max(0, len(kept) - cap)]
+    else:
+        kept += chunk[: max(0, cap - len(kept))]
 
 
 def _describe_status(status: int) -> str:
