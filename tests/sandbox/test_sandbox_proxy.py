@@ -9,6 +9,7 @@ import pytest
 from inspect_ai.util._sandbox.events import SandboxEnvironmentProxy
 
 from scievals.sandbox.execution import (
+    backend,
     own_directory,
     read_regular_file,
     run_program,
@@ -41,3 +42,28 @@ def test_the_proxy_is_seen_through(box):
     os.mkfifo(box.directory / "records.jsonl")
     with pytest.raises(NotRegularFileError):
         run(read_regular_file(proxy, "records.jsonl", 1 << 20))
+
+
+class _Fleet:
+    """What the fleet's view of a container is, to ``backend``: it leases containers."""
+
+    def lease(self) -> None: ...
+
+
+class _Foreign:
+    """Any other provider's environment (a container of Inspect's docker, k8s, local)."""
+
+
+def test_one_function_tells_the_backends_apart(box):
+    """Native (as it is or behind Inspect's proxy), a fleet's view, any other sandbox: the
+    kind, and the sandbox behind the proxy."""
+    fleet, foreign = _Fleet(), _Foreign()
+    cases = [
+        (box, "native", box),
+        (SandboxEnvironmentProxy(box), "native", box),
+        (fleet, "fleet", fleet),
+        (foreign, "container", foreign),
+    ]
+    for env, kind, inner in cases:
+        assert backend(env) == (kind, inner)  # type: ignore[arg-type]
+    assert scievals_sandbox(foreign) is None  # type: ignore[arg-type]

@@ -35,15 +35,30 @@ FOREIGN_TAIL_BYTES = 1 << 20
 MACHINERY_ERRORS = (RuntimeError, ConnectionError, EOFError)
 
 
+Backend = Literal["native", "fleet", "container"]
+"""Who runs a program: our native sandbox; a fleet of containers of our image, leased one per
+program (``docker_pool.py``); or one container, of our runtime image when its runner accepts
+the request (``container.py``), else any other provider's, through its own ``exec``."""
+
+
+def backend(env: SandboxEnvironment) -> tuple[Backend, SandboxEnvironment]:
+    """The one place that tells backends apart: which runs programs in ``env``, and the sandbox
+    behind it. In an eval, Inspect hands scorers and solvers its event-logging proxy of the
+    sample's sandbox (``inspect_ai.util.sandbox``): without looking through it, step programs
+    would lose their own directories and structured outcomes there, and a container's turn
+    would be one per proxy instead of one per container."""
+    inner = getattr(env, "_sandbox", None) or env
+    if isinstance(inner, ScievalsSandbox):
+        return "native", inner
+    if hasattr(inner, "lease"):
+        return "fleet", inner
+    return "container", inner
+
+
 def scievals_sandbox(env: SandboxEnvironment) -> ScievalsSandbox | None:
-    """Our sandbox behind ``env``, if it is one. In an eval, Inspect hands scorers and solvers
-    its event-logging proxy of the sample's sandbox (``inspect_ai.util.sandbox``): without
-    looking through it, step programs would lose their own directories and structured
-    outcomes there."""
-    if isinstance(env, ScievalsSandbox):
-        return env
-    inner = getattr(env, "_sandbox", None)
-    return inner if isinstance(inner, ScievalsSandbox) else None
+    """Our native sandbox behind ``env``, if it is one."""
+    kind, inner = backend(env)
+    return inner if kind == "native" else None  # type: ignore[return-value]
 
 
 async def run_program(
@@ -151,10 +166,11 @@ async def run_file(
     ``container.py`` (one program at a time, the container cleared between them); in any
     other sandbox as its own ``write_file``, ``exec`` and ``read_file`` do it. The kept
     file's read error is returned, not raised."""
-    if scievals_sandbox(env) is None:
+    kind, inner = backend(env)
+    if kind != "native":
         ran = await _retried(
             lambda: container.run_file(
-                _inner(env), name, source, argv, keep, max_keep, timeout, FOREIGN_TAIL_BYTES
+                inner, name, source, argv, keep, max_keep, timeout, FOREIGN_TAIL_BYTES
             ),
             (container.RunnerError, *MACHINERY_ERRORS),
         )
@@ -189,18 +205,12 @@ async def exclusive(env: SandboxEnvironment) -> AsyncIterator[None]:
     ``docker_pool.py``, the program takes the next free one, and there are more containers
     than CPU slots). Taken before a CPU slot, so that a program waiting for its container
     holds no slot."""
-    inner = _inner(env)
-    if scievals_sandbox(env) is not None or hasattr(inner, "lease"):
+    kind, inner = backend(env)
+    if kind != "container":
         yield
         return
     async with container.turn(inner):
         yield
-
-
-def _inner(env: SandboxEnvironment) -> SandboxEnvironment:
-    """The sandbox behind Inspect's event-logging proxy (one lock per container, not per
-    proxy)."""
-    return getattr(env, "_sandbox", None) or env
 
 
 @asynccontextmanager
