@@ -20,9 +20,10 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict
 
 from scievals.sandbox import sampledir, seccomp
 from scievals.sandbox.cgroups import Group
@@ -179,7 +180,7 @@ class UidPool:
 # ---------------------------------------------------------------- messages
 
 
-def send_msg(sock: socket.socket, obj: dict[str, Any], fd: int | None = None) -> None:
+def send_msg(sock: socket.socket, obj: Mapping[str, Any], fd: int | None = None) -> None:
     zygote.send_msg(sock, obj, fd)
 
 
@@ -205,6 +206,62 @@ class Request:
     output: str = (
         "limit"  # "limit": over output_kib a stream kills; "tail": its last output_kib kept
     )
+
+
+class ZygoteRequest(TypedDict):
+    """What the harness sends for one execution (JSON over the zygote's socket), field by field;
+    the zygote hands it to the execution's supervisor (``inside/zygote.py``, ``run``), which
+    adds ``cgroup`` and ``cpu_rlimit`` before init reads it."""
+
+    argv: list[str]
+    """The command; ``python3 -c CODE`` / ``python3 FILE.py`` run in a fork of the warm zygote."""
+    fast: bool
+    """Whether ``argv`` is such a Python program (``_is_fast``)."""
+    workdir: str
+    """The sample directory on the host, bound as the program's working tree."""
+    cwd: str
+    """The program's working directory, as the program sees it."""
+    env: dict[str, str]
+    """The program's whole environment (the base environment and the call's own)."""
+    input: str
+    """Its standard input, base64."""
+    timeout: float | None
+    """The call's timeout in seconds (a ``timeout`` verdict), else the wall-clock limit holds."""
+    limits: dict[str, Any]
+    """``Limits.wire()``: CPU quota and seconds, memory, processes, file sizes, open files,
+    output, /tmp and /dev/shm bytes and inodes."""
+    uid: int | None
+    """The execution's own uid (from the pool of ``UidPool``), None in rlimits-only mode."""
+    gid: int | None
+    disk: str | None
+    """How the supervisor names the sample directory when it is a capped tmpfs (its quota)."""
+    output: str
+    """``limit``: a stream over the output limit kills; ``tail``: its last bytes are kept."""
+
+
+class ZygoteAck(TypedDict):
+    """The supervisor's first message (with its pidfd as an ancillary fd)."""
+
+    cgroups: list[str]
+    """The groups it made ahead of the request, removed by the harness afterwards."""
+
+
+class ZygoteAnswer(TypedDict, total=False):
+    """The supervisor's answer: ``error`` alone (the machinery failed, no verdict about the
+    program), or every other field."""
+
+    error: str
+    returncode: int | None
+    """The program's exit status (128 + signal when killed), None when stopped by ``timeout``."""
+    stdout: str
+    """Its kept standard output, base64 (the first or last bytes up to the output limit)."""
+    stderr: str
+    limit: str | None
+    """The limit it was stopped for (``LIMITS`` in ``outcome.py``), None when it just ended."""
+    reason: str | None
+    """The reason a person reads (``wall-clock limit (60 s)``, ``signal SIGSEGV``)."""
+    seconds: float
+    """Wall-clock seconds from the hand-over to init's end."""
 
 
 class Engine:
@@ -380,9 +437,10 @@ class Engine:
                 self._mark_broken(channel.generation)
                 raise SandboxError(f"no supervisor started: {type(exc).__name__}: {exc}") from exc
             # The supervisor made the groups ahead of the request; removing them is ours now.
-            group = Group(tuple(Path(d) for d in ack["cgroups"]))
+            acked: ZygoteAck = ack
+            group = Group(tuple(Path(d) for d in acked["cgroups"]))
             sock.settimeout((req.timeout or req.limits.wall_seconds) + ANSWER_MARGIN_SECONDS)
-            result = recv_msg(sock)
+            result: ZygoteAnswer = recv_msg(sock)  # type: ignore[assignment]
         except (EOFError, OSError, ValueError) as exc:
             raise SandboxError(
                 f"the sandbox supervisor failed: {type(exc).__name__}: {exc}"
@@ -412,7 +470,7 @@ class Engine:
             seconds=result["seconds"],
         )
 
-    def _request(self, req: Request, uid: int | None) -> dict[str, Any]:
+    def _request(self, req: Request, uid: int | None) -> ZygoteRequest:
         return {
             "argv": req.argv,
             "fast": _is_fast(req.argv),
