@@ -44,7 +44,7 @@ PREAMBLE = (
     "import sys, time as __bench_time\n"
     f"sys.path.insert(0, {str(SRC)!r})\n"
     "import numpy, scipy, scipy.sparse, sympy, h5py\n"
-    "from scievals.scicode.grading.inside.compare import are_dicts_close, cmp_tuple_or_list\n"
+    "from scievals.scicode.inside.compare import are_dicts_close, cmp_tuple_or_list\n"
     "from scievals.scicode.data.targets import read_step_targets\n"
     "__bench_t0 = __bench_time.process_time()\n"
 )

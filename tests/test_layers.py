@@ -88,9 +88,9 @@ def test_the_inside_programs_are_all_there_and_only_there():
         "sandbox/inside/container_runner.py",
         "sandbox/inside/tail_runner.py",
         "sandbox/inside/zygote.py",
-        "scicode/grading/inside/compare.py",
-        "scicode/grading/inside/recorder.py",
-        "scicode/grading/inside/wire.py",
+        "scicode/inside/compare.py",
+        "scicode/inside/recorder.py",
+        "scicode/inside/wire.py",
     ]
     reads_python = re.compile(r"joinpath\([^)]*\.py")
     readers = [

@@ -12,10 +12,10 @@ from importlib import resources
 
 SANDBOX = "scievals.sandbox.inside"
 """The sandbox's programs: zygote, container runner, tail runner."""
-GRADING = "scievals.scicode.grading.inside"
-"""Grading's: the recorder, and the record format and comparison helpers it shares with the
+SCICODE = "scievals.scicode.inside"
+"""SciCode's grading: the recorder, and the record format and comparison helpers it shares with the
 trusted side."""
-INSIDE = (SANDBOX, GRADING)
+INSIDE = (SANDBOX, SCICODE)
 
 
 @cache

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse
 import sympy
 
-from scievals.scicode.grading.inside.compare import (
+from scievals.scicode.inside.compare import (
     HELPERS,
     STRICT_NUMPY,
     allclose,

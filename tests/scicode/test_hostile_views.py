@@ -16,7 +16,7 @@ import re
 import pytest
 
 from scievals.scicode.extract import header_name
-from scievals.scicode.grading.inside.wire import MAX_RECORD_BYTES
+from scievals.scicode.inside.wire import MAX_RECORD_BYTES
 
 from .test_hostile_grading import (
     WRONG,

@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from scievals.scicode.grading.inside.wire import MAX_RECORD_BYTES
+from scievals.scicode.inside.wire import MAX_RECORD_BYTES
 from scievals.trusted.pool import memory_limit
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse
 import sympy
 
-from scievals.scicode.grading.inside.wire import MAX_DEPTH, NotPlain, WireError, decode, encode
+from scievals.scicode.inside.wire import MAX_DEPTH, NotPlain, WireError, decode, encode
 
 
 def _round_trip(value: Any) -> Any:

@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scievals.scicode.grading.inside.wire import FORMS, MAX_DEPTH, View, WireError, decode, encode
 from scievals.scicode.grading.replay import RecordError, parse_records
+from scievals.scicode.inside.wire import FORMS, MAX_DEPTH, View, WireError, decode, encode
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -19,7 +19,7 @@ import sympy
 
 from scievals.artifacts import ArtifactError, download, sha256_file
 from scievals.paths import cache_dir
-from scievals.scicode.grading.inside.compare import SPARSE_TYPES
+from scievals.scicode.inside.compare import SPARSE_TYPES
 
 OFFICIAL_SHA256 = "48b0272a88b17dbd29777c217e1b4fb2b019b92e11cc2add847409db9541b890"
 # The official file's hosts, tried in this order. Google Drive (the file id of the SciCode

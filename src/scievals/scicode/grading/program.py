@@ -21,7 +21,7 @@ from scievals.scicode.grading.rewrite import (
     dependency_names,
     plan_test,
 )
-from scievals.shipped import GRADING, source
+from scievals.shipped import SCICODE, source
 
 # Gold code that times its own runs (78.3) would make regenerated targets machine-dependent; a
 # clock that advances one millisecond per call makes every such choice reproducible.
@@ -40,8 +40,8 @@ def _shipped_sources() -> str:
     """The recorder's sources as one assignment (the same text for every step program)."""
     return (
         "WIRE, COMPARE, RECORDER = "
-        f"{source(GRADING, 'wire')!r}, {source(GRADING, 'compare')!r}, "
-        f"{source(GRADING, 'recorder')!r}\n"
+        f"{source(SCICODE, 'wire')!r}, {source(SCICODE, 'compare')!r}, "
+        f"{source(SCICODE, 'recorder')!r}\n"
     )
 
 

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy
 
-from scievals.scicode.grading.inside.compare import HELPERS, STRICT_NUMPY, has_empty
-from scievals.scicode.grading.inside.wire import (
+from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
+from scievals.scicode.inside.compare import HELPERS, STRICT_NUMPY, has_empty
+from scievals.scicode.inside.wire import (
     ARRAY_PROBES,
     MAX_RECORD_BYTES,
     MAX_RECORD_ITEMS,
@@ -41,7 +42,6 @@ from scievals.scicode.grading.inside.wire import (
     encode,
     json_items,
 )
-from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
 
 MAX_EVENTS = 2_000_000
 

@@ -23,8 +23,8 @@ import builtins
 from dataclasses import dataclass
 from functools import cache
 
-from scievals.scicode.grading.inside.compare import HELPERS
 from scievals.scicode.grading.scopes import Claims, Scopes, names_in
+from scievals.scicode.inside.compare import HELPERS
 
 TARGET = "target"
 VALUES = "__v"

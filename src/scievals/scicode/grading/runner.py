@@ -25,11 +25,11 @@ from scievals.sandbox.kept import KeptFile
 from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
-from scievals.scicode.grading.inside.wire import MAX_RECORD_BYTES
 from scievals.scicode.grading.program import plans_for, step_program
 from scievals.scicode.grading.replay import Failure, RecordError, Replayed, read_replayed
 from scievals.scicode.grading.rewrite import TestPlan
 from scievals.scicode.grading.schedule import StepCache, queue
+from scievals.scicode.inside.wire import MAX_RECORD_BYTES
 from scievals.scicode.verdict import StepVerdict
 from scievals.trusted.pool import JobFailed, out_of_memory, pool, run_job
 

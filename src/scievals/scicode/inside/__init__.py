@@ -1,4 +1,5 @@
-"""Grading's programs that run inside the scoring runtime, in every step program.
+"""SciCode's grading programs that run inside the scoring runtime, in every step program: the
+floor below all of SciCode's (they import nothing of scievals).
 
 ``recorder`` (what the step's program records of the model's code), ``wire`` (the record's
 format, which the trusted side decodes) and ``compare`` (the official comparison helpers, which
