@@ -4,6 +4,7 @@ compared with the scores it recorded."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from datetime import UTC, datetime
@@ -12,9 +13,10 @@ from importlib.metadata import version
 from pathlib import Path
 
 OUT_FILE = "regrade.json"
+VERIFY_FILE = "verify.json"
 
 
-def _out_file(out: str | None, overwrite: bool) -> Path | None:
+def _out_file(out: str | None, overwrite: bool, name: str = OUT_FILE) -> Path | None:
     """Where the JSON goes, checked before any grading (one line when it cannot go there)."""
     from scievals.inputs import InputError
 
@@ -22,16 +24,26 @@ def _out_file(out: str | None, overwrite: bool) -> Path | None:
         return None
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
-        raise InputError(f"--out {out} is not a folder: name a folder for {OUT_FILE}")
+        raise InputError(f"--out {out} is not a folder: name a folder for {name}")
     if not folder.parent.is_dir():
         raise InputError(f"--out {out}: folder {folder.parent} does not exist")
-    target = folder / OUT_FILE
+    target = folder / name
     if target.exists() and not overwrite:
         raise InputError(f"{target} exists: pass --overwrite to replace it")
     return target
 
 
+def _write(target: Path, text: str) -> None:
+    """``text`` into ``target`` whole or not at all."""
+    target.parent.mkdir(exist_ok=True)
+    part = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, target)
+
+
 def _run(ns: argparse.Namespace) -> int:
+    if ns.verify:
+        return _verify(ns)
     from scievals.grade_out import Interrupts
     from scievals.scicode.regrade.compare import table, to_json
     from scievals.scicode.regrade.official_folder import read_source
@@ -42,8 +54,9 @@ def _run(ns: argparse.Namespace) -> int:
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
-    config = grading_config(choose_split(source, ns.split), ns.h5, ns.timeout, ns.sandbox)
-    if ns.sandbox == "scievals":
+    sandbox = ns.sandbox or "scievals"
+    config = grading_config(choose_split(source, ns.split), ns.h5, ns.timeout, sandbox)
+    if sandbox == "scievals":
         from scievals.sandbox import prestart
 
         prestart()
@@ -64,12 +77,66 @@ def _run(ns: argparse.Namespace) -> int:
             "date": datetime.now(UTC).date().isoformat(),
             "notes": list(source.notes),
         }
-        target.parent.mkdir(exist_ok=True)
-        part = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        part.write_text(to_json(comparisons, about), encoding="utf-8")
-        os.replace(part, target)
+        _write(target, to_json(comparisons, about))
         say(f"wrote {target}")
     return 0
+
+
+def _verify(ns: argparse.Namespace) -> int:
+    """``--verify LOG``: the log re-graded; every difference a line on stdout, exit status 1 if
+    any."""
+    from scievals.grade_out import Interrupts
+    from scievals.inputs import InputError
+    from scievals.scicode.regrade.scievals_log import read_log
+    from scievals.scicode.regrade.verify import counted, verify
+
+    given = [
+        flag
+        for flag, value in (("--split", ns.split), ("--timeout", ns.timeout))
+        if value is not None
+    ]
+    if given:
+        raise InputError(
+            f"--verify grades under the log's own protocol: drop {' and '.join(given)}"
+        )
+    say = partial(print, "scievals regrade:", file=sys.stderr)
+    target = _out_file(ns.out, ns.overwrite, VERIFY_FILE)
+    shared = read_log(Path(ns.source), ns.h5, ns.sandbox)
+    config = shared.config
+    say(
+        f"verifying {shared.path}: {shared.task}, split {config.split}, "
+        f"{counted(len(shared.log.samples or []), 'sample')}, extraction {config.extraction}"
+    )
+    if config.sandbox == "scievals":
+        from scievals.sandbox import prestart
+
+        prestart(config.runtime_names[0])
+    with Interrupts(say, lambda: "interrupted: nothing written") as stop:
+        try:
+            result = stop.run(verify(shared))
+        finally:
+            stop.said()
+    for note in result.notes:
+        say(f"note: {note}")
+    for line in result.differences:
+        print(line)
+    print(result.summary())
+    if target is not None:
+        about = {
+            "log": str(shared.path),
+            "task": shared.task,
+            "recorded_config": shared.recorded,
+            "grading": config.record(),
+            "scievals": version("scievals"),
+            "date": datetime.now(UTC).date().isoformat(),
+            "clean": result.clean,
+            "differences": result.differences,
+            "notes": result.notes,
+            "verdicts": result.verdicts,
+        }
+        _write(target, json.dumps(about, indent=1) + "\n")
+        say(f"wrote {target}")
+    return 0 if result.clean else 1
 
 
 def add_regrade(groups: dict) -> None:
@@ -80,12 +147,26 @@ def add_regrade(groups: dict) -> None:
         description="Reads the official SciCode harness's generated code (eval_results/, its "
         "generated_code/, or one model's folder), grades every step file under the official "
         "rule in the sandbox, and compares each model's score and step verdicts with the "
-        "harness's own verdict files (eval_results/<model>_<background>.json and .txt).",
+        "harness's own verdict files (eval_results/<model>_<background>.json and .txt). With "
+        "--verify, SOURCE is a scievals SciCode log: every sample is re-graded and compared "
+        "verdict by verdict with what the log records, its metrics recomputed and its protocol "
+        "checked against this install's; each difference is a line and the exit status is 1.",
     )
-    parser.add_argument("source", help="eval_results/ or generated_code/[<model>/] folder")
-    parser.add_argument("--out", default=None, help=f"write {OUT_FILE} into this folder")
     parser.add_argument(
-        "--overwrite", action="store_true", help=f"replace an existing {OUT_FILE} in --out"
+        "source", help="eval_results/ or generated_code/[<model>/] folder; with --verify, a log"
+    )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        help="SOURCE is a scievals .eval log: re-grade it and list every difference",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help=f"write {OUT_FILE} (with --verify: {VERIFY_FILE}) into this folder",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace an existing file of that name in --out"
     )
     parser.add_argument(
         "--split",
@@ -97,5 +178,7 @@ def add_regrade(groups: dict) -> None:
     parser.add_argument(
         "--timeout", type=int, default=None, help="seconds per step program (default 300)"
     )
-    parser.add_argument("--sandbox", default="scievals", help="sandbox provider (default scievals)")
+    parser.add_argument(
+        "--sandbox", default=None, help="sandbox provider (default scievals, also for --verify)"
+    )
     parser.set_defaults(func=_run)
