@@ -426,3 +426,19 @@ def test_read_completions_names_the_line_of_invalid_utf8(tmp_path):
         read_completions(path)
     assert str(info.value).startswith(f"{path}:2: not valid UTF-8")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"previous_steps": "gold"},
+        {"prompt_protocol": "whole_problem"},
+        {"agent": "react"},
+    ],
+    ids=["gold-previous", "whole-problem", "agent"],
+)
+def test_grade_refuses_protocols_it_cannot_honour(params):
+    """Per-step completions after the model's own steps: the other protocols are the scorer's,
+    refused in one line rather than graded as if they were not asked for."""
+    with pytest.raises(InputError, match="graded by the task's scorer"):
+        asyncio.run(grade({"1.1": "x = 1"}, split="dev", **params))

@@ -137,6 +137,12 @@ async def grade(
         config = grade_config(completions, **params)
     elif params:
         raise TypeError(f"grade() takes a config or its parameters, not both: {sorted(params)}")
+    if config.gold_previous or config.whole_problem or config.agent:
+        raise InputError(
+            "grade() grades one completion per step after the model's own earlier steps; "
+            "previous_steps=gold, whole_problem and agent runs are graded by the task's scorer "
+            "(inspect score LOG)"
+        )
     decided = dict(decided or {})
     problems = config.problems()
     known = {s.step_id for p in problems for s in p.scored_steps}
