@@ -73,8 +73,7 @@ def _run(ns: argparse.Namespace) -> int:
             "layout": source.layout,
             "split": config.split,
             "grading": config.record(),
-            "scievals": version("scievals"),
-            "date": datetime.now(UTC).date().isoformat(),
+            **_stamp(),
             "notes": list(source.notes),
         }
         _write(target, to_json(comparisons, about))
@@ -127,8 +126,7 @@ def _verify(ns: argparse.Namespace) -> int:
             "task": shared.task,
             "recorded_config": shared.recorded,
             "grading": config.record(),
-            "scievals": version("scievals"),
-            "date": datetime.now(UTC).date().isoformat(),
+            **_stamp(),
             "clean": result.clean,
             "differences": result.differences,
             "notes": result.notes,
@@ -137,6 +135,11 @@ def _verify(ns: argparse.Namespace) -> int:
         _write(target, json.dumps(about, indent=1) + "\n")
         say(f"wrote {target}")
     return 0 if result.clean else 1
+
+
+def _stamp() -> dict[str, str]:
+    """Which scievals wrote a result file, and when (both result files carry it)."""
+    return {"scievals": version("scievals"), "date": datetime.now(UTC).date().isoformat()}
 
 
 def add_regrade(groups: dict) -> None:
