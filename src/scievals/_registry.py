@@ -14,13 +14,17 @@ from inspect_ai._util.registry import (  # inspect-evals-lint: ignore[IECQ001] -
 from inspect_ai.scorer import Scorer
 from inspect_ai.util import RegistryInfo, registry_info
 
-from scievals.models.api import scievals_model  # noqa: F401
-from scievals.sandbox.docker_pool import SharedContainer  # noqa: F401
-from scievals.sandbox.provider import ScievalsSandbox  # noqa: F401
-from scievals.scibench.scorer import faithful, robust
-from scievals.scibench.task import scibench  # noqa: F401
-from scievals.scicode.scorer import scicode_scorer
-from scievals.scicode.task import scicode, scicode_verified  # noqa: F401
+from scievals.models import scievals_model  # noqa: F401
+from scievals.sandbox import (
+    ScievalsSandbox,  # noqa: F401
+    SharedContainer,  # noqa: F401
+)
+from scievals.scibench import (
+    faithful,
+    robust,
+    scibench,  # noqa: F401
+)
+from scievals.scicode import scicode, scicode_scorer, scicode_verified  # noqa: F401
 
 
 def _register_log_name(factory: Callable[..., Scorer]) -> None:

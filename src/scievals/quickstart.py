@@ -49,9 +49,9 @@ def run_main_job(
     from scievals.artifacts import ArtifactError
     from scievals.inputs import InputError
     from scievals.offline import seed_tiktoken
-    from scievals.report import terminal, write_report
-    from scievals.scibench.task import scibench
-    from scievals.scicode.task import scicode
+    from scievals.report import terminal_summary, write_report
+    from scievals.scibench import scibench
+    from scievals.scicode import scicode
 
     seed_tiktoken()
     started = time.monotonic()
@@ -88,7 +88,7 @@ def run_main_job(
     for log in failed:
         _say(f"{log.eval.task} did not finish: {log.error.message if log.error else log.status}")
     written = write_report([log.location for log in logs if log.status == "success"], out, "html")
-    print("\n" + terminal.summary(written.sections, str(written.main)), end="")
+    print("\n" + terminal_summary(written.sections, str(written.main)), end="")
     model_time, wall = model_seconds([log for log in logs if log.eval.model != REFERENCE])
     if wall:
         print(

@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from scievals.sandbox.environments import environments
+from scievals.sandbox.environments import open_environments
 from tests.sandbox.environment_facts import official_facts, sandboxed_facts, undocumented
 
 pytestmark = pytest.mark.slow
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 def test_the_probe_in_a_container_sees_a_plain_run(runtime_image):
     async def probe() -> dict:
-        async with environments("docker") as envs:
+        async with open_environments("docker") as envs:
             return await sandboxed_facts(envs["2024"])
 
     official, ours = official_facts(), asyncio.run(probe())

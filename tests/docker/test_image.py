@@ -125,12 +125,12 @@ def test_containers_are_locked_down(runtime_image):
     root, writable /tmp and working directory only, no network but loopback, this machine's
     per-program memory and 64 pids for the program (the runner's share beside it: RUNNER_MIB,
     RUNNER_PROCESSES)."""
-    from scievals.sandbox.environments import environments
+    from scievals.sandbox.environments import open_environments
     from scievals.sandbox.image import RUNNER_MIB, RUNNER_PROCESSES
     from scievals.sandbox.limits import Limits
 
     async def probe() -> dict:
-        async with environments("docker") as envs:
+        async with open_environments("docker") as envs:
             out = await run_program(envs["2024"], ["python3", "-c", CHECKS], timeout=60)
             assert out.returncode == 0, out.stderr
             return json.loads(out.stdout)
@@ -148,12 +148,12 @@ def test_containers_are_locked_down(runtime_image):
 def test_each_runtime_gets_its_own_service(both_images):
     """Runtimes 2024,2025: `default` runs 2024's image, `runtime-2025` 2025's (runtime.py's
     naming, which the scorer follows under every provider)."""
-    from scievals.sandbox.environments import environments
+    from scievals.sandbox.environments import open_environments
 
     code = "import numpy, scipy; print(numpy.__version__, scipy.__version__)"
 
     async def versions() -> dict[str, str]:
-        async with environments("docker", ("2024", "2025")) as envs:
+        async with open_environments("docker", ("2024", "2025")) as envs:
             outs = {n: await run_program(e, ["python3", "-c", code]) for n, e in envs.items()}
             return {n: o.stdout.strip() for n, o in outs.items()}
 

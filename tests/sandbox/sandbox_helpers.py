@@ -12,10 +12,10 @@ from pathlib import Path
 from timing import HANG_S
 
 from scievals.sandbox import sampledir
+from scievals.sandbox.ending import Ending
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import run_program
 from scievals.sandbox.inside.zygote import tree
-from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
 SECRET = "sk-scievals-test-secret-5f1c"
@@ -46,7 +46,7 @@ def make_box(**config) -> ScievalsSandbox:
     return ScievalsSandbox(ScievalsSandboxConfig(**config), engine())
 
 
-def outcome(box: ScievalsSandbox, code: str, **kw) -> Outcome:
+def outcome(box: ScievalsSandbox, code: str, **kw) -> Ending:
     """Run Python ``code`` (dedented) through the structured API."""
     return run(run_program(box, ["python3", "-c", textwrap.dedent(code)], **kw))
 

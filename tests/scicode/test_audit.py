@@ -13,7 +13,7 @@ from scievals.scicode.audit import (
     _accepted,
     completion,
     describe,
-    shipped,
+    shipped_audit,
     trivial_answers,
 )
 from scievals.scicode.data.dataset import load_problems
@@ -50,7 +50,7 @@ def test_how_many_tests_accepted_an_answer() -> None:
 
 
 def test_the_shipped_audit_names_the_steps_a_trivial_answer_passes() -> None:
-    weak = shipped()
+    weak = shipped_audit()
     passing = {step for step, found in weak.items() if any(f["passed"] for f in found)}
     assert passing == {"78.2", "10.10"}
     assert {"return np.zeros((n + 1, 2))", "return 0.0"} <= {
@@ -77,7 +77,9 @@ def test_a_fresh_audit_finds_what_is_shipped(tmp_path: Path, capsys: pytest.Capt
     fresh = {
         s: {(f["answer"], f["passed"], f["accepted"]) for f in v} for s, v in record["weak"].items()
     }
-    kept = {s: {(f["answer"], f["passed"], f["accepted"]) for f in shipped()[s]} for s in fresh}
+    kept = {
+        s: {(f["answer"], f["passed"], f["accepted"]) for f in shipped_audit()[s]} for s in fresh
+    }
     assert fresh == kept
 
 

@@ -48,7 +48,7 @@ MEASURE = textwrap.dedent(
     from pathlib import Path
     from scievals.scicode.data.dataset import load_problems
     from scievals.scicode.grade import grade
-    from scievals.trusted.pool import pool
+    from scievals.trusted.pool import shared_pool
 
     def status(pid, key):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -63,7 +63,7 @@ MEASURE = textwrap.dedent(
     def sample():
         while not done.wait(0.05):
             peaks["harness"] = max(peaks["harness"], status("self", "VmRSS"))
-            for pid in pool().pids():
+            for pid in shared_pool().pids():
                 try:
                     peaks["worker"] = max(peaks["worker"], status(pid, "VmHWM"))
                 except OSError:

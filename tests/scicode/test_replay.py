@@ -13,8 +13,8 @@ import anyio
 import numpy as np
 import pytest
 
+from scievals.sandbox.ending import Ending
 from scievals.sandbox.kept import keep_bytes
-from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.runtime import ensure_runtime
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.grading.program import plans_for, step_program
@@ -48,7 +48,7 @@ def run_locally(tmp_path, code: str, tests: list[str], targets: list[Any]) -> St
     )
     path = tmp_path / "records.jsonl"
     records = keep_bytes(path.read_bytes()) if path.exists() else None
-    outcome = Outcome(proc.returncode, proc.stdout, proc.stderr, None, None, 0.0)
+    outcome = Ending(proc.returncode, proc.stdout, proc.stderr, None, None, 0.0)
     run = Execution(outcome, records, None if records is not None else "no records")
     return judge(step, run, anyio.run(judge_tests, problem, plans, run, targets, 10), 10)
 

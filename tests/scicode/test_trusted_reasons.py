@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
+from scievals.sandbox.ending import Ending
 from scievals.sandbox.kept import keep_bytes
-from scievals.sandbox.outcome import Outcome
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.grading import runner
 from scievals.scicode.grading.program import plans_for
@@ -38,7 +38,7 @@ def _judged(
     step = Step("900.1", "", "", "def f(x):\n    '''doc'''", "", (test,), None, None)
     problem = Problem("900", "test", "import numpy as np", (step,), "dev")
     records = "".join(json.dumps(e) + "\n" for e in events).encode()
-    run = Execution(Outcome(returncode, "", stderr, None, None, 0.1), keep_bytes(records), None)
+    run = Execution(Ending(returncode, "", stderr, None, None, 0.1), keep_bytes(records), None)
     replayed = anyio.run(judge_tests, problem, plans_for(problem, step), run, [1.0], timeout)
     verdict = judge(step, run, replayed, timeout)
     return verdict.reason_kind, verdict.reason
@@ -168,6 +168,6 @@ def test_reason(events, options, expected, monkeypatch):
 )
 def test_halted_reruns(failure, expected):
     step = Step("900.1", "", "", "def f(x):\n    '''doc'''", "", (TEST,), None, None)
-    run = Execution(Outcome(0, "", "", None, None, 0.1), keep_bytes(b""), None)
+    run = Execution(Ending(0, "", "", None, None, 0.1), keep_bytes(b""), None)
     verdict = judge(step, run, failure, 20)
     assert (verdict.reason_kind, verdict.reason) == expected

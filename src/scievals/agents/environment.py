@@ -20,7 +20,7 @@ from inspect_ai.util import sandbox
 
 from scievals.inputs import InputError
 from scievals.paths import cache_dir
-from scievals.sandbox.provider import AGENT_ENVIRONMENT, ScievalsSandboxConfig
+from scievals.sandbox import AGENT_ENVIRONMENT, ScievalsSandboxConfig
 
 
 def agent_sandbox() -> str:

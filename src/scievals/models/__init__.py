@@ -10,9 +10,16 @@ from scievals.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from scievals.models.api import scievals_model
+    from scievals.models.reference import PROBE_KEY, REPLY_KEY
 
-_EXPORTS = {"scievals_model": "api"}
+_EXPORTS = {
+    "PROBE_KEY": "reference",
+    "REPLY_KEY": "reference",
+    "scievals_model": "api",
+}
 __all__ = [
+    "PROBE_KEY",
+    "REPLY_KEY",
     "scievals_model",
 ]
 

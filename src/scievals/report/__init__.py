@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING
 from scievals.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from scievals.report.terminal import terminal_summary
     from scievals.report.write import write_report
 
-_EXPORTS = {"write_report": "write"}
+_EXPORTS = {"terminal_summary": "terminal", "write_report": "write"}
 __all__ = [
+    "terminal_summary",
     "write_report",
 ]
 

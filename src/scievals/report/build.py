@@ -14,7 +14,7 @@ from scievals.report.published import Reference, references_for
 from scievals.report.tables import Pct, Table, count
 from scievals.report.usage import Price, usage_table
 from scievals.report.weak import weak_note, weak_table
-from scievals.scicode.verdict import REASON_KINDS
+from scievals.scicode import REASON_KINDS
 from scievals.stats import Estimate, Paired, estimate, paired
 
 PROTOCOL_LABELS = {

@@ -18,7 +18,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
     for note in written.notes:
         print(f"scievals report: {terminal.printable(note)}", file=sys.stderr)
     print(f"wrote {len(written.files)} file(s) to {ns.out}", file=sys.stderr)
-    print(terminal.summary(written.sections, str(written.main or ns.out)), end="")
+    print(terminal.terminal_summary(written.sections, str(written.main or ns.out)), end="")
     return 0
 
 

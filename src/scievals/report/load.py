@@ -166,7 +166,7 @@ def _setting(log: EvalLog, name: str) -> Any:
 def _ran_in(log: EvalLog, protocol: dict[str, Any]) -> dict[str, Any]:
     """The sandbox that really ran the samples, where an eval-level ``--sandbox`` replaced the
     one the task asked for (the task's protocol was written before Inspect applied it)."""
-    from scievals.sandbox.environments import providers_of
+    from scievals.sandbox import providers_of
 
     spec = log.eval.sandbox
     recorded = str(protocol.get("sandbox") or "")

@@ -15,9 +15,8 @@ from typing import Any
 from inspect_ai.scorer import Score, value_to_float
 
 from scievals.report.load import Run, natural_key
-from scievals.scibench.metrics import pass_at_problem
-from scievals.scicode.metrics import pass_at_main, pass_at_steps
-from scievals.scicode.verdict import REASON_KINDS, added_by, problem_solved
+from scievals.scibench import pass_at_problem
+from scievals.scicode import REASON_KINDS, added_by, pass_at_main, pass_at_steps, problem_solved
 from scievals.stats import Outcome
 
 SCIBENCH_SCORERS = ("faithful", "robust")

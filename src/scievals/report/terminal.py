@@ -69,7 +69,7 @@ SUMMARY_TABLES = ("_versus_published", "_usage")
 """Besides the results: ours beside published, and tokens, time and cost."""
 
 
-def summary(sections: Sequence[Section], report: str, width: int = WIDTH) -> str:
+def terminal_summary(sections: Sequence[Section], report: str, width: int = WIDTH) -> str:
     """Every benchmark's results table, ours beside published values, tokens, time and cost,
     then where the full report is."""
     parts = []

@@ -15,11 +15,11 @@ from typing import Any
 from scievals.report import outcomes as oc
 from scievals.report.load import Run, natural_key
 from scievals.report.tables import Table, count
-from scievals.scicode.audit import Finding, shipped
+from scievals.scicode import Finding, shipped_audit
 
 
 def _findings() -> dict[str, list[Finding]]:
-    return {step: [Finding(**f) for f in found] for step, found in shipped().items()}
+    return {step: [Finding(**f) for f in found] for step, found in shipped_audit().items()}
 
 
 def _audited(run: Run) -> bool:

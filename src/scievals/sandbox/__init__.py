@@ -1,7 +1,8 @@
 """Running model-written code: isolated, limited, fast, and unable to fake a pass.
 
 ``describe()`` is what tasks write into their logs; ``session()`` gives a ready sandbox outside an
-Inspect eval (``scievals grade``). The provider itself is ``provider.ScievalsSandbox``.
+Inspect eval (``scievals grade``). The provider itself is ``provider.ScievalsSandbox``. The names
+other packages use (``_EXPORTS``) are imported from here, each on first use.
 """
 
 from __future__ import annotations
@@ -14,8 +15,28 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+from scievals.lazy import lazy_exports
+
 if TYPE_CHECKING:
-    from scievals.sandbox.provider import ScievalsSandbox
+    from scievals.sandbox.docker_pool import SharedContainer
+    from scievals.sandbox.ending import Ending
+    from scievals.sandbox.environments import (
+        open_environments,
+        providers_of,
+        sandbox_spec,
+        sandbox_task,
+    )
+    from scievals.sandbox.execution import exclusive, run_file
+    from scievals.sandbox.kept import KeptFile
+    from scievals.sandbox.limits import TRUSTED_SHARE, machine_memory_bytes
+    from scievals.sandbox.provider import AGENT_ENVIRONMENT, ScievalsSandbox, ScievalsSandboxConfig
+    from scievals.sandbox.runtime import (
+        DEFAULT_RUNTIME,
+        RUNTIMES,
+        check_runtimes,
+        ensure_runtime,
+        runtime_environment,
+    )
 
 _described: dict[str, dict[str, Any]] = {}
 
@@ -177,3 +198,56 @@ async def session(**config: Any) -> AsyncIterator[ScievalsSandbox]:
         yield box
     finally:
         box.cleanup()
+
+
+_EXPORTS = {
+    "AGENT_ENVIRONMENT": "provider",
+    "DEFAULT_RUNTIME": "runtime",
+    "Ending": "ending",
+    "KeptFile": "kept",
+    "RUNTIMES": "runtime",
+    "ScievalsSandbox": "provider",
+    "ScievalsSandboxConfig": "provider",
+    "SharedContainer": "docker_pool",
+    "TRUSTED_SHARE": "limits",
+    "check_runtimes": "runtime",
+    "ensure_runtime": "runtime",
+    "exclusive": "execution",
+    "machine_memory_bytes": "limits",
+    "open_environments": "environments",
+    "providers_of": "environments",
+    "run_file": "execution",
+    "runtime_environment": "runtime",
+    "sandbox_spec": "environments",
+    "sandbox_task": "environments",
+}
+__all__ = [
+    "describe",
+    "memory_limit",
+    "prestart",
+    "protocol_fields",
+    "runtime_versions",
+    "sandbox_images",
+    "session",
+    "AGENT_ENVIRONMENT",
+    "DEFAULT_RUNTIME",
+    "Ending",
+    "KeptFile",
+    "RUNTIMES",
+    "ScievalsSandbox",
+    "ScievalsSandboxConfig",
+    "SharedContainer",
+    "TRUSTED_SHARE",
+    "check_runtimes",
+    "ensure_runtime",
+    "exclusive",
+    "machine_memory_bytes",
+    "open_environments",
+    "providers_of",
+    "run_file",
+    "runtime_environment",
+    "sandbox_spec",
+    "sandbox_task",
+]
+
+lazy_exports(__name__, _EXPORTS)

@@ -32,12 +32,12 @@ from inspect_ai.util import (
 )
 
 from scievals.sandbox import seccomp
+from scievals.sandbox.ending import LIMITS, Ending
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 from scievals.sandbox.image import RUNNER_MIB
 from scievals.sandbox.kept import CHUNK_BYTES as KEPT_CHUNK
 from scievals.sandbox.kept import KeptFile, KeptWriter
 from scievals.sandbox.limits import Limits
-from scievals.sandbox.outcome import LIMITS, Outcome
 from scievals.sandbox.runtime import WARM_MODULES
 from scievals.shipped import SANDBOX, source
 
@@ -60,7 +60,7 @@ class RunnerError(RuntimeError):
 class FileRun:
     """One program run from a file, and the file it was asked to keep, as read."""
 
-    outcome: Outcome
+    outcome: Ending
     kept: KeptFile | None
     """The kept file, waiting in the harness's spool (``kept.py``)."""
     kept_error: OSError | None
@@ -333,7 +333,7 @@ def _text(value: Any, cap: int) -> str:
     return data[-cap:].decode("utf-8", errors="replace")
 
 
-def _outcome(answer: dict[str, Any], tail_bytes: int) -> Outcome:
+def _outcome(answer: dict[str, Any], tail_bytes: int) -> Ending:
     returncode, limit, reason = answer.get("returncode"), answer.get("limit"), answer.get("reason")
     seconds = answer.get("seconds")
     if not (returncode is None or (type(returncode) is int and 0 <= returncode < 512)):
@@ -346,7 +346,7 @@ def _outcome(answer: dict[str, Any], tail_bytes: int) -> Outcome:
         raise RunnerError("the runner's time is malformed")
     if returncode is None and limit != "timeout":
         raise RunnerError("the runner gave no exit status")
-    return Outcome(
+    return Ending(
         returncode,
         _text(answer.get("stdout"), tail_bytes),
         _text(answer.get("stderr"), tail_bytes),

@@ -27,10 +27,10 @@ from typing import IO, Any, TypedDict
 
 from scievals.sandbox import sampledir, seccomp
 from scievals.sandbox.cgroups import Group
+from scievals.sandbox.ending import Ending
 from scievals.sandbox.enforce import Enforcement, enforcement
 from scievals.sandbox.inside import zygote
 from scievals.sandbox.limits import Limits
-from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
     REPORTED,
@@ -257,7 +257,7 @@ class ZygoteAnswer(TypedDict, total=False):
     """Its kept standard output, base64 (the first or last bytes up to the output limit)."""
     stderr: str
     limit: str | None
-    """The limit it was stopped for (``LIMITS`` in ``outcome.py``), None when it just ended."""
+    """The limit it was stopped for (``LIMITS`` in ``ending.py``), None when it just ended."""
     reason: str | None
     """The reason a person reads (``wall-clock limit (60 s)``, ``signal SIGSEGV``)."""
     seconds: float
@@ -417,7 +417,7 @@ class Engine:
         if generation == self._generation:
             self._broken = True
 
-    def run(self, req: Request, channel: Channel) -> Outcome:
+    def run(self, req: Request, channel: Channel) -> Ending:
         """Run one request on a channel from ``open_channel`` (blocking; call from a thread).
         Raises SandboxError when the machinery fails, and never hangs: the supervisor must
         acknowledge within CONTROL_SECONDS (else the zygote is replaced) and answer within the
@@ -461,7 +461,7 @@ class Engine:
                 lock.close()
         if "error" in result:
             raise SandboxError(f"sandbox failure: {failure_text(result['error'])}")
-        return Outcome(
+        return Ending(
             returncode=result["returncode"],
             stdout=base64.b64decode(result["stdout"]).decode(errors="replace"),
             stderr=base64.b64decode(result["stderr"]).decode(errors="replace"),

@@ -107,7 +107,7 @@ async def sandbox_task(
 
 
 @asynccontextmanager
-async def environments(
+async def open_environments(
     sandbox: str = "scievals", runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,), **config: Any
 ) -> AsyncIterator[dict[str, SandboxEnvironment]]:
     """The environments of one sample (``sandbox_task`` with a single sample)."""

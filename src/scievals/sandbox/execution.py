@@ -21,9 +21,9 @@ from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
 
 from scievals.sandbox import container
 from scievals.sandbox.container import FileRun
+from scievals.sandbox.ending import Ending, infrastructure
 from scievals.sandbox.files import FileTooLargeError
 from scievals.sandbox.kept import KeptFile, keep_bytes
-from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.provider import ScievalsSandbox
 from scievals.shipped import SANDBOX, source
 
@@ -69,7 +69,7 @@ async def run_program(
     timeout: int | None = None,
     cwd: str | None = None,
     output: Literal["limit", "tail"] = "limit",
-) -> Outcome:
+) -> Ending:
     """Run ``cmd`` in ``env`` and say how it ended; never raises for the program's failures nor,
     after one retry, for the sandbox's. With ``output="tail"`` printing never stops the
     program: each stream keeps its last bytes (in a foreign sandbox, through ``tail_runner``)."""
@@ -83,7 +83,7 @@ async def run_program(
 
 async def _retried(
     call: Callable[[], Awaitable[T]], errors: tuple[type[BaseException], ...]
-) -> T | Outcome:
+) -> T | Ending:
     """``call()``, once more when the sandbox's machinery fails (``errors``); after a second
     failure an ``infrastructure`` outcome: no verdict about the program."""
     started = time.monotonic()
@@ -102,16 +102,16 @@ async def _foreign(
     input: str | bytes | None,
     timeout: int | None,
     cwd: str | None,
-) -> Outcome:
+) -> Ending:
     started = time.monotonic()
     try:
         res = await env.exec(cmd, input=input, timeout=timeout, cwd=cwd, timeout_retry=False)
     except TimeoutError:
-        return Outcome(None, "", "", "timeout", f"timeout ({timeout} s)", _since(started))
+        return Ending(None, "", "", "timeout", f"timeout ({timeout} s)", _since(started))
     except OutputLimitExceededError as exc:
         out = exc.truncated_output or ""
-        return Outcome(137, out, "", "output", f"output limit ({exc.limit_str})", _since(started))
-    return Outcome(
+        return Ending(137, out, "", "output", f"output limit ({exc.limit_str})", _since(started))
+    return Ending(
         res.returncode, res.stdout, res.stderr, None, _signal(res.returncode), _since(started)
     )
 
@@ -174,7 +174,7 @@ async def run_file(
             ),
             (container.RunnerError, *MACHINERY_ERRORS),
         )
-        if isinstance(ran, Outcome):
+        if isinstance(ran, Ending):
             return FileRun(ran, None, None)
         if ran is not None:
             return ran  # else not our image: the provider's own file and exec calls, below

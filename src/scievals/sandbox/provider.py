@@ -28,6 +28,7 @@ from inspect_ai.util import (
 from pydantic import BaseModel, field_validator
 
 from scievals.sandbox import sampledir
+from scievals.sandbox.ending import Ending, infrastructure
 from scievals.sandbox.engine import Engine, Request, SandboxError, engine
 from scievals.sandbox.files import (
     FileTooLargeError,
@@ -38,7 +39,6 @@ from scievals.sandbox.files import (
 )
 from scievals.sandbox.kept import KeptFile
 from scievals.sandbox.limits import Limits
-from scievals.sandbox.outcome import Outcome, infrastructure
 from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes, runtime_environment
 
 _DEFAULTS = Limits()
@@ -225,7 +225,7 @@ class ScievalsSandbox(SandboxEnvironment):
         timeout: int | None = None,
         concurrency: bool = True,
         output: Literal["limit", "tail"] = "limit",
-    ) -> Outcome:
+    ) -> Ending:
         """Run ``cmd`` isolated and return the engine's structured outcome. A machinery failure
         (zygote or supervisor died, broken channel) is retried once, restarting the zygote if
         needed; a second one gives an ``infrastructure`` outcome instead of raising. With
@@ -266,7 +266,7 @@ class ScievalsSandbox(SandboxEnvironment):
             if limiter is not None:
                 limiter.release()
 
-    async def _run(self, req: Request) -> Outcome:
+    async def _run(self, req: Request) -> Ending:
         channel = await anyio.to_thread.run_sync(self.engine.open_channel)
         try:
             return await anyio.to_thread.run_sync(

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from scievals.scibench.config import SciBenchConfig
     from scievals.scibench.faithful import faithful_score, faithful_tool_score
     from scievals.scibench.grade import grade_file
+    from scievals.scibench.metrics import pass_at_problem
     from scievals.scibench.robust import parse_number, robust_score, robust_tool_score
     from scievals.scibench.scorer import faithful, robust
     from scievals.scibench.task import scibench
@@ -32,6 +33,7 @@ _EXPORTS = {
     "grade_file": "grade",
     "official_unit": "units",
     "parse_number": "robust",
+    "pass_at_problem": "metrics",
     "robust": "scorer",
     "robust_score": "robust",
     "robust_tool_score": "robust",
@@ -47,6 +49,7 @@ __all__ = [
     "grade_file",
     "official_unit",
     "parse_number",
+    "pass_at_problem",
     "robust",
     "robust_score",
     "robust_tool_score",

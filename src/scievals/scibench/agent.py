@@ -12,10 +12,8 @@ from typing import Any
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from scievals.agents.limits import AgentLimits
-from scievals.agents.resolve import agent_spec
-from scievals.agents.step import remember, run_step
-from scievals.models.reference import PROBE_KEY, REPLY_KEY
+from scievals.agents import AgentLimits, agent_spec, remember, run_step
+from scievals.models import PROBE_KEY, REPLY_KEY
 from scievals.scibench.code_blocks import robust_code
 
 

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from scievals.agents.limits import AgentLimits
-from scievals.agents.resolve import agent_label
+from scievals.agents import AgentLimits, agent_label
 from scievals.inputs import InputError, one_of
 from scievals.protocol import protocol
 from scievals.sandbox import protocol_fields

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from scievals.models.reference import REPLY_KEY
+from scievals.models import REPLY_KEY
 from scievals.scibench.units import official_unit
 
 

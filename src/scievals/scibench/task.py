@@ -28,18 +28,18 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Solver, generate
 
-from scievals.agents.environment import agent_sandbox_spec
-from scievals.agents.limits import (
+from scievals.agents import (
     DEFAULT_MESSAGES,
     DEFAULT_TIME,
     DEFAULT_TOOL_CALLS,
     DEFAULT_TOOL_TIMEOUT,
+    agent_sandbox_spec,
+    agent_spec,
 )
-from scievals.agents.resolve import agent_spec
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
-from scievals.sandbox.environments import sandbox_spec
+from scievals.sandbox import sandbox_spec
 from scievals.scibench import opencompass, prompts
 from scievals.scibench.agent import agent_solver
 from scievals.scibench.config import OPENCOMPASS_SETTINGS, TOOL_SETTINGS, SciBenchConfig

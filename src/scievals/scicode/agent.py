@@ -14,10 +14,9 @@ from typing import Any
 from inspect_ai.model import ChatMessageUser, ModelOutput
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from scievals.agents.resolve import agent_spec
-from scievals.agents.step import remember, run_step
+from scievals.agents import agent_spec, remember, run_step
 from scievals.inputs import InputError
-from scievals.models.reference import PROBE_KEY, REPLY_KEY
+from scievals.models import PROBE_KEY, REPLY_KEY
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import header_name

@@ -247,7 +247,7 @@ def to_json(findings: Sequence[Finding], about: dict[str, Any]) -> str:
 
 
 @cache
-def shipped() -> dict[str, list[dict[str, Any]]]:
+def shipped_audit() -> dict[str, list[dict[str, Any]]]:
     """The weak steps of the audit shipped with the package (step -> findings)."""
     text = files("scievals.scicode").joinpath(FINDINGS).read_text(encoding="utf-8")
     return json.loads(text)["weak"]

@@ -109,7 +109,7 @@ def _status(ns: argparse.Namespace) -> int:
 
 
 def _prepare(ns: argparse.Namespace) -> int:
-    from scievals.sandbox.runtime import RUNTIMES, ensure_runtime
+    from scievals.sandbox import RUNTIMES, ensure_runtime
     from scievals.scicode.data.dataset import load_problems
     from scievals.scicode.regenerate import ensure_dev_targets
 

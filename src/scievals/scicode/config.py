@@ -22,9 +22,9 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails
 
-from scievals.agents.limits import AgentLimits
+from scievals.agents import AgentLimits
 from scievals.inputs import InputError, not_one_of
-from scievals.sandbox.runtime import DEFAULT_RUNTIME, check_runtimes
+from scievals.sandbox import DEFAULT_RUNTIME, check_runtimes
 from scievals.scicode.data.dataset import (
     Dataset,
     Problem,
@@ -42,7 +42,7 @@ VERIFIED_RUNTIMES = ("2024", "2025")
 """SciCode-Verified's two pinned environments: a step passes if either accepts it."""
 
 if TYPE_CHECKING:
-    from scievals.sandbox.provider import ScievalsSandboxConfig
+    from scievals.sandbox import ScievalsSandboxConfig
 
 PromptProtocol = Literal["single_turn", "chat", "whole_problem"]
 PreviousSteps = Literal["model", "gold"]
@@ -217,7 +217,7 @@ def sandbox_config(
 ) -> ScievalsSandboxConfig:
     """Our sandbox's CPU and wall limits follow the step timeout (1800 s for parity runs); each
     sample gets an environment per runtime."""
-    from scievals.sandbox.provider import ScievalsSandboxConfig
+    from scievals.sandbox import ScievalsSandboxConfig
 
     return ScievalsSandboxConfig(
         cpu_seconds=float(max(600, timeout)),

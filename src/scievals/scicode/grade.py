@@ -96,7 +96,7 @@ async def _run_jobs(
     graded: Callable[..., Awaitable[dict[str, Any]]],
 ) -> list[dict[str, Any]]:
     """Every job's steps through ``graded``, in the sandbox the config names."""
-    from scievals.sandbox.environments import sandbox_task
+    from scievals.sandbox import sandbox_task
 
     limits = sandbox_config(config.step_timeout).model_dump(exclude={"runtimes"})
     async with sandbox_task(config.sandbox, config.runtime_names, **limits) as sample:

@@ -31,7 +31,7 @@ from scievals.scicode.grading.replay import Replayed
 from scievals.scicode.grading.rewrite import TARGET, VALUES, TestPlan
 from scievals.scicode.grading.runner import execute, judge_tests, record_path_for
 from scievals.scicode.grading.schedule import queue
-from scievals.trusted.pool import pool
+from scievals.trusted import shared_pool
 
 REGEN_TIMEOUT = 1800
 
@@ -119,7 +119,7 @@ def dev_targets_path() -> Path:
 
 async def regenerate_step(env: Any, problem: Problem, step: Step, timeout: int) -> list[Any]:
     """The targets of one dev step, from its gold code and the gold code of earlier steps."""
-    pool().warm()  # the trusted workers start while the first programs run
+    shared_pool().warm()  # the trusted workers start while the first programs run
     codes = problem.gold_codes()
     plans = plans_for(problem, step)
     path = record_path_for(step.step_id)

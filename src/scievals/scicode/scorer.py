@@ -18,10 +18,10 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 from inspect_ai.util import sandbox
 
-from scievals.agents.step import AGENT_STORE_KEY, summary, unanswered
+from scievals.agents import AGENT_STORE_KEY, summary, unanswered
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
-from scievals.sandbox.runtime import runtime_environment
+from scievals.sandbox import runtime_environment
 from scievals.scicode import regenerate
 from scievals.scicode.config import SciCodeConfig, sandbox_config
 from scievals.scicode.data.dataset import Problem, Step
@@ -202,10 +202,10 @@ def scicode_scorer(config: dict[str, Any] | None = None, **changes: Any) -> Scor
         try:
             envs = _runtime_environments(names)
         except ProcessLookupError:  # re-scoring a log: its samples have no sandbox now
-            from scievals.sandbox.environments import environments
+            from scievals.sandbox import open_environments
 
             limits = sandbox_config(settings.step_timeout).model_dump(exclude={"runtimes"})
-            async with environments("scievals", names, **limits) as own:
+            async with open_environments("scievals", names, **limits) as own:
                 return await grade(own)
         return await grade(envs)
 

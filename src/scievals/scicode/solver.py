@@ -22,7 +22,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from scievals.models.reference import REPLY_KEY
+from scievals.models import REPLY_KEY
 from scievals.scicode.config import Extraction, SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import extract_code, original_extract

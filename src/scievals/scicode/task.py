@@ -19,20 +19,26 @@ from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver
 
-from scievals.agents.environment import agent_sandbox_spec
-from scievals.agents.limits import (
+from scievals.agents import (
     DEFAULT_MESSAGES,
     DEFAULT_TIME,
     DEFAULT_TOOL_CALLS,
     DEFAULT_TOOL_TIMEOUT,
+    agent_label,
+    agent_sandbox_spec,
+    agent_spec,
 )
-from scievals.agents.resolve import agent_label, agent_spec
 from scievals.artifacts import ArtifactError
 from scievals.prerequisite import prerequisite
 from scievals.presets import presettable
 from scievals.protocol import protocol
-from scievals.sandbox import prestart, protocol_fields, runtime_versions, sandbox_images
-from scievals.sandbox.provider import ScievalsSandboxConfig
+from scievals.sandbox import (
+    ScievalsSandboxConfig,
+    prestart,
+    protocol_fields,
+    runtime_versions,
+    sandbox_images,
+)
 from scievals.scicode.agent import agent_solver
 from scievals.scicode.config import (
     Extraction,
@@ -207,7 +213,7 @@ def _solver(config: SciCodeConfig) -> Solver:
 def _sandbox_spec(config: SciCodeConfig) -> str | tuple[str, ScievalsSandboxConfig | str]:
     spec: str | tuple[str, ScievalsSandboxConfig | str]
     if config.sandbox != "scievals":  # a bare docker: our compose file for these runtimes
-        from scievals.sandbox.environments import sandbox_spec
+        from scievals.sandbox import sandbox_spec
 
         spec = sandbox_spec(config.sandbox, config.runtime_names)
     else:

@@ -58,7 +58,7 @@ def memory_limit() -> int:
     memory (``sandbox.limits.TRUSTED_SHARE``, a quarter), divided among as many workers as
     the pool has at most (one per CPU), within ``MEMORY_BOUNDS``; so the workers' limits
     together stay a quarter of the machine, and the programs' share is the rest."""
-    from scievals.sandbox.limits import TRUSTED_SHARE, machine_memory_bytes
+    from scievals.sandbox import TRUSTED_SHARE, machine_memory_bytes
 
     share = int(machine_memory_bytes() * TRUSTED_SHARE) // (os.cpu_count() or 1)
     low, high = MEMORY_BOUNDS
@@ -401,7 +401,7 @@ _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLi
 )
 
 
-def pool() -> WorkerPool:
+def shared_pool() -> WorkerPool:
     """The harness's pool, as wide as the machine (like the step queue)."""
     with _shared_lock:
         if not _shared:
@@ -413,9 +413,9 @@ def pool() -> WorkerPool:
 async def run_job(
     name: str, args: tuple[Any, ...], seconds: float, cpu: float | None = None
 ) -> Any:
-    """``pool().run`` without blocking the event loop; jobs beyond the pool's width wait here
+    """``shared_pool().run`` without blocking the event loop; jobs beyond the pool's width wait here
     rather than each holding a thread."""
-    shared = pool()
+    shared = shared_pool()
     loop = asyncio.get_running_loop()
     if loop not in _limiters:
         _limiters[loop] = anyio.CapacityLimiter(shared.width)

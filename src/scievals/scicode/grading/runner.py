@@ -20,9 +20,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox.execution import exclusive, run_file
-from scievals.sandbox.kept import KeptFile
-from scievals.sandbox.outcome import Outcome
+from scievals.sandbox import Ending, KeptFile, exclusive, run_file
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
 from scievals.scicode.grading.program import plans_for, step_program
@@ -31,7 +29,7 @@ from scievals.scicode.grading.rewrite import TestPlan
 from scievals.scicode.grading.schedule import StepCache, queue
 from scievals.scicode.inside.wire import MAX_RECORD_BYTES
 from scievals.scicode.verdict import StepVerdict
-from scievals.trusted.pool import JobFailed, out_of_memory, pool, run_job
+from scievals.trusted import JobFailed, out_of_memory, run_job, shared_pool
 
 DEFAULT_TIMEOUT = 300
 REPLAY_JOB = "scicode.replay"
@@ -49,7 +47,7 @@ _EXCEPTION_LINE = re.compile(
 class Execution:
     """What the sandbox gave back for one step program (all of it untrusted but ``outcome``)."""
 
-    outcome: Outcome
+    outcome: Ending
     records: KeptFile | None
     """The records file, bounded in size, waiting in the harness's spool (on disk, never in
     the harness's memory); only the trusted re-run opens and parses it."""
@@ -283,7 +281,7 @@ async def grade_step(
     tried) and pass it if any passes. A runtime is tried only where the ones before it failed,
     unless ``all_runtimes``; a failure decided before running (syntax, size) is the same in
     every runtime and is not run again. The targets are read once."""
-    pool().warm()  # the trusted workers start while the first programs run
+    shared_pool().warm()  # the trusted workers start while the first programs run
     read: list[list[Any]] = []
 
     def shared() -> list[Any]:

@@ -10,8 +10,8 @@ from inspect_ai.util import ExecResult, OutputLimitExceededError
 from inspect_ai.util._sandbox.local import LocalSandboxEnvironment
 from timing import HANG_S
 
+from scievals.sandbox.ending import LIMITS, Ending
 from scievals.sandbox.execution import run_program
-from scievals.sandbox.outcome import LIMITS, Outcome
 
 from .sandbox_helpers import run
 
@@ -26,7 +26,7 @@ def local():
 def test_exit_codes_timeouts_and_sigkill(local):
     started = time.monotonic()
     res = run(run_program(local, ["bash", "-c", "echo out; echo err >&2; exit 3"]))
-    assert res == Outcome(3, "out\n", "err\n", None, None, res.seconds)
+    assert res == Ending(3, "out\n", "err\n", None, None, res.seconds)
     assert 0 <= res.seconds <= time.monotonic() - started  # the program's time, in seconds
     res = run(run_program(local, ["sleep", f"{2 * HANG_S:.0f}"], timeout=1))
     assert (res.returncode, res.limit, res.reason) == (None, "timeout", "timeout (1 s)")

@@ -14,7 +14,7 @@ LIMITS = ("timeout", "wall_clock", "memory", "cpu", "processes", "output", "file
 
 
 @dataclass(frozen=True)
-class Outcome:
+class Ending:
     """One execution's end. With ``infrastructure`` set, the other fields say nothing."""
 
     returncode: int | None  # None: the exec timeout (wall clock asked by the caller) stopped it
@@ -26,5 +26,5 @@ class Outcome:
     infrastructure: str | None = None  # the sandbox failed twice: no verdict about the program
 
 
-def infrastructure(failure: str, seconds: float) -> Outcome:
-    return Outcome(None, "", "", None, None, seconds, infrastructure=failure)
+def infrastructure(failure: str, seconds: float) -> Ending:
+    return Ending(None, "", "", None, None, seconds, infrastructure=failure)
