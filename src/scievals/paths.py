@@ -17,3 +17,13 @@ def cache_dir(*parts: str) -> Path:
     path = base.joinpath(*parts)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def write_if_changed(path: Path, text: str) -> Path:
+    """``path`` holding ``text``: rewritten (whole, by rename) only when it differs, so that
+    processes reading a generated file never see it half-written or touched for nothing."""
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path

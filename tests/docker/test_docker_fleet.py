@@ -11,8 +11,8 @@ import json
 
 import pytest
 
+from scievals.sandbox import FileJob, run_file
 from scievals.sandbox.environments import sandbox_task
-from scievals.sandbox.execution import run_file
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("runtime_image")]
 
@@ -49,7 +49,7 @@ print(json.dumps({"host": socket.gethostname(), "found": found}))
 
 
 async def _program(env, source: str) -> dict:
-    ran = await run_file(env, "p.py", source, ["python3", "p.py"], None, 0, 60)
+    ran = await run_file(env, FileJob("p.py", source, ["python3", "p.py"], 60))
     assert ran.outcome.returncode == 0, ran.outcome.stderr[-2000:]
     return json.loads(ran.outcome.stdout.strip().splitlines()[-1])
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox.execution import run_file
+from scievals.sandbox import FileJob, run_file
 from scievals.sandbox.runtime import ensure_runtime
 
 PROBE = Path(__file__).with_name("env_probe.py")
@@ -125,7 +125,7 @@ def official_facts() -> dict[str, Any]:
 
 async def sandboxed_facts(env: SandboxEnvironment) -> dict[str, Any]:
     """The probe's facts as a step program of ``env`` sees them."""
-    ran = await run_file(env, "probe.py", PROBE.read_text(), ["python3", "probe.py"], None, 0, 120)
+    ran = await run_file(env, FileJob("probe.py", PROBE.read_text(), ["python3", "probe.py"], 120))
     assert ran.outcome.returncode == 0, ran.outcome
     return facts_of(ran.outcome.stdout)
 

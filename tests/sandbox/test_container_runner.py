@@ -251,7 +251,9 @@ def answer(**fields) -> str:
 
 def run(env, keep="rec"):
     return asyncio.run(
-        container.run_file(env, "a.py", "print(1)", ["python3", "a.py"], keep, 1 << 20, 30, 1024)
+        container.run_file(
+            env, container.FileJob("a.py", "print(1)", ["python3", "a.py"], 30, keep, 1 << 20), 1024
+        )
     )
 
 

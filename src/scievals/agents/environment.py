@@ -19,7 +19,7 @@ import yaml
 from inspect_ai.util import sandbox
 
 from scievals.inputs import InputError
-from scievals.paths import cache_dir
+from scievals.paths import cache_dir, write_if_changed
 from scievals.sandbox import AGENT_ENVIRONMENT, ScievalsSandboxConfig
 
 
@@ -43,12 +43,7 @@ def with_agent_service(compose: Path) -> Path:
     data["services"][AGENT_ENVIRONMENT] = copy.deepcopy(data["services"]["default"])
     text = "# written by scievals.agents.environment: " + compose.name + " and an agent service\n"
     text += yaml.safe_dump(data, sort_keys=False)
-    path = cache_dir("docker") / f"agent-{compose.name}"
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return path
+    return write_if_changed(cache_dir("docker") / f"agent-{compose.name}", text)
 
 
 def agent_sandbox_spec(sandbox: str, spec: str | tuple[str, Any]) -> str | tuple[str, Any]:

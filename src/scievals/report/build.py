@@ -11,7 +11,7 @@ from scievals.report import outcomes as oc
 from scievals.report.evaluation import evaluation_table
 from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
-from scievals.report.tables import Pct, Table, count
+from scievals.report.tables import Pct, Table, count, passed_of
 from scievals.report.usage import Price, usage_table
 from scievals.report.weak import weak_note, weak_table
 from scievals.scicode import REASON_KINDS
@@ -129,7 +129,7 @@ def k_of_n(est: Estimate | None) -> str:
     """Passed of scored units, per epoch (a mean when there are several)."""
     if est is None:
         return "-"
-    return f"{count(round(est.value * est.n, 6))}/{est.n}"
+    return passed_of((est.value * est.n, est.n)) or "-"
 
 
 def _pct(est: Estimate | None) -> Pct | None:
@@ -376,13 +376,7 @@ def scicode_problem_table(runs: Sequence[Run]) -> Table:
     """Steps passed of steps scored, per main problem and run (a mean over epochs)."""
     per = {run.name: oc.scicode_per_problem(run) for run in runs}
     problems = sorted({p for d in per.values() for p in d}, key=natural_key)
-    rows = []
-    for pid in problems:
-        row: list = [pid]
-        for run in runs:
-            got = per[run.name].get(pid)
-            row.append(None if got is None else f"{count(round(got[0], 6))}/{got[1]}")
-        rows.append(row)
+    rows = [[pid, *[passed_of(per[run.name].get(pid)) for run in runs]] for pid in problems]
     return Table(
         "scicode_problems",
         "scicode: steps passed per problem",

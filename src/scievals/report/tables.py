@@ -53,6 +53,12 @@ def count(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:.2f}".rstrip("0")
 
 
+def passed_of(got: tuple[float, int] | None) -> str | None:
+    """``(passed, scored)`` as "passed/scored" (passed may be a mean over epochs); None: not
+    scored."""
+    return None if got is None else f"{count(round(got[0], 6))}/{got[1]}"
+
+
 def _num(value: float, signed: bool = False) -> str:
     return "nan" if math.isnan(value) else (f"{value:+.1f}" if signed else f"{value:.1f}")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from scievals.report import outcomes as oc
 from scievals.report.load import Run, natural_key
-from scievals.report.tables import Table, count
+from scievals.report.tables import Table, passed_of
 from scievals.scicode import Finding, shipped_audit
 
 
@@ -66,10 +66,7 @@ def weak_table(runs: Sequence[Run]) -> Table | None:
             ", ".join(taken) or best.answer,
             best.code,
         ]
-        for run in runs:
-            got = passes[run.name].get(step)
-            row.append(None if got is None else f"{count(got[0])}/{got[1]}")
-        rows.append(row)
+        rows.append([*row, *[passed_of(passes[run.name].get(step)) for run in runs]])
     return Table(
         "scicode_weak_steps",
         "scicode: steps whose tests accept a trivial answer",

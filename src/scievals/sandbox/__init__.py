@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from scievals.lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from scievals.sandbox.container import FileJob
     from scievals.sandbox.docker_pool import SharedContainer
     from scievals.sandbox.ending import Ending
     from scievals.sandbox.environments import (
@@ -204,6 +205,7 @@ _EXPORTS = {
     "AGENT_ENVIRONMENT": "provider",
     "DEFAULT_RUNTIME": "runtime",
     "Ending": "ending",
+    "FileJob": "container",
     "KeptFile": "kept",
     "RUNTIMES": "runtime",
     "ScievalsSandbox": "provider",
@@ -232,6 +234,7 @@ __all__ = [
     "AGENT_ENVIRONMENT",
     "DEFAULT_RUNTIME",
     "Ending",
+    "FileJob",
     "KeptFile",
     "RUNTIMES",
     "ScievalsSandbox",

@@ -57,6 +57,20 @@ class RunnerError(RuntimeError):
 
 
 @dataclass(frozen=True)
+class FileJob:
+    """One program to run from a file: ``source`` written to ``name`` in a directory of its
+    own, ``argv`` run there for at most ``timeout`` s, and the file ``keep`` it leaves read back
+    (at most ``max_keep`` bytes)."""
+
+    name: str
+    source: str
+    argv: list[str]
+    timeout: int
+    keep: str | None = None
+    max_keep: int = 0
+
+
+@dataclass(frozen=True)
 class FileRun:
     """One program run from a file, and the file it was asked to keep, as read."""
 
@@ -160,17 +174,8 @@ def _server_fields(env: SandboxEnvironment) -> dict[str, Any]:
     }
 
 
-async def run_file(
-    env: SandboxEnvironment,
-    name: str,
-    source: str,
-    argv: list[str],
-    keep: str | None,
-    max_keep: int,
-    timeout: int,
-    tail_bytes: int,
-) -> FileRun | None:
-    """Run ``argv`` with ``source`` written to ``name`` in the container's working directory;
+async def run_file(env: SandboxEnvironment, job: FileJob, tail_bytes: int) -> FileRun | None:
+    """Run ``job`` in the container's working directory;
     None when the container is not one of our runtime images (the runner refused, touching
     nothing). Raises ``RunnerError`` (or the sandbox's own errors) when the machinery fails."""
     async with turn(env) as env:  # the container itself, or the one a fleet leases
@@ -179,13 +184,13 @@ async def run_file(
             return None
         request = {
             "op": "run",
-            "file": name,
-            "source": source,
-            "argv": argv,
-            "keep": keep,
-            "max_keep": max_keep,
+            "file": job.name,
+            "source": job.source,
+            "argv": job.argv,
+            "keep": job.keep,
+            "max_keep": job.max_keep,
             "inline": INLINE_BYTES,
-            "timeout": timeout,
+            "timeout": job.timeout,
             "tail": tail_bytes,
             "limits": Limits().wire(),
             "runner_bytes": RUNNER_MIB << 20,
@@ -193,13 +198,13 @@ async def run_file(
             "marks": list(seccomp.FLOOR_MARKS),
             **_server_fields(env),
         }
-        answer = await _call(env, request, timeout + EXEC_MARGIN)
+        answer = await _call(env, request, job.timeout + EXEC_MARGIN)
         if "refused" in answer:
             state.refused = str(answer["refused"])[:MAX_REASON]
             return None
         state.warm = _warm_server(answer.get("warm"))
         outcome = _outcome(answer, tail_bytes)
-        kept, error = await _kept(env, answer.get("kept"), keep, max_keep)
+        kept, error = await _kept(env, answer.get("kept"), job.keep, job.max_keep)
         return FileRun(outcome, kept, error)
 
 

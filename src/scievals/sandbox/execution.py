@@ -20,7 +20,7 @@ import anyio
 from inspect_ai.util import OutputLimitExceededError, SandboxEnvironment
 
 from scievals.sandbox import container
-from scievals.sandbox.container import FileRun
+from scievals.sandbox.container import FileJob, FileRun
 from scievals.sandbox.ending import Ending, infrastructure
 from scievals.sandbox.files import FileTooLargeError
 from scievals.sandbox.kept import KeptFile, keep_bytes
@@ -150,18 +150,9 @@ async def read_regular_file(env: SandboxEnvironment, path: str, max_bytes: int) 
     return data
 
 
-async def run_file(
-    env: SandboxEnvironment,
-    name: str,
-    source: str,
-    argv: list[str],
-    keep: str | None,
-    max_keep: int,
-    timeout: int,
-) -> FileRun:
-    """Write ``source`` to ``name``, run ``argv`` (output kept as tails) and read the file
-    ``keep`` it leaves (at most ``max_keep`` bytes) into the harness's spool (``kept.py``), in
-    a directory of the program's own:
+async def run_file(env: SandboxEnvironment, job: FileJob) -> FileRun:
+    """Run ``job`` (output kept as tails) and read the file it keeps into the harness's spool
+    (``kept.py``), in a directory of the program's own:
     in ours a fresh sample directory; in a container of our runtime image through
     ``container.py`` (one program at a time, the container cleared between them); in any
     other sandbox as its own ``write_file``, ``exec`` and ``read_file`` do it. The kept
@@ -169,9 +160,7 @@ async def run_file(
     kind, inner = backend(env)
     if kind != "native":
         ran = await _retried(
-            lambda: container.run_file(
-                inner, name, source, argv, keep, max_keep, timeout, FOREIGN_TAIL_BYTES
-            ),
+            lambda: container.run_file(inner, job, FOREIGN_TAIL_BYTES),
             (container.RunnerError, *MACHINERY_ERRORS),
         )
         if isinstance(ran, Ending):
@@ -179,12 +168,12 @@ async def run_file(
         if ran is not None:
             return ran  # else not our image: the provider's own file and exec calls, below
     async with own_directory(env) as box:
-        await box.write_file(name, source)
-        outcome = await run_program(box, argv, timeout=timeout, output="tail")
-        if keep is None:
+        await box.write_file(job.name, job.source)
+        outcome = await run_program(box, job.argv, timeout=job.timeout, output="tail")
+        if job.keep is None:
             return FileRun(outcome, None, None)
         try:
-            return FileRun(outcome, await _keep(box, keep, max_keep), None)
+            return FileRun(outcome, await _keep(box, job.keep, job.max_keep), None)
         except OSError as exc:  # missing, over the bound, not a regular file, ...
             return FileRun(outcome, None, exc)
 

@@ -28,7 +28,7 @@ from typing import Any
 import yaml
 
 from scievals.artifacts import ArtifactError, sha256_file
-from scievals.paths import cache_dir
+from scievals.paths import cache_dir, write_if_changed
 from scievals.sandbox.limits import MEMORY_FLOOR_GIB, Limits
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
@@ -423,12 +423,7 @@ def compose_file(runtimes: tuple[str, ...] = (DEFAULT_RUNTIME,)) -> Path:
     packaged = resources.files("scievals.sandbox").joinpath("docker", "compose.yaml")
     if packaged.read_text() == text:
         return Path(str(packaged))
-    path = cache_dir("docker") / f"compose-{'-'.join(runtimes)}.yaml"
-    if not path.exists() or path.read_text() != text:
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text)
-        tmp.replace(path)
-    return path
+    return write_if_changed(cache_dir("docker") / f"compose-{'-'.join(runtimes)}.yaml", text)
 
 
 def k8s_values_text(

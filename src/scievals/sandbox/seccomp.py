@@ -13,39 +13,31 @@ import errno
 import os
 import struct
 
-# Syscall numbers per architecture (x86_64 table; aarch64 uses the generic table).
-DENIED: dict[str, dict[str, int]] = {
-    "x86_64": {
-        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
-        "chroot": 161, "keyctl": 250, "add_key": 248, "request_key": 249,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "ptrace": 101,
-        "process_vm_readv": 310, "process_vm_writev": 311, "process_madvise": 440,
-        "pidfd_getfd": 438, "bpf": 321, "perf_event_open": 298, "userfaultfd": 323,
-        "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
-        "delete_module": 176, "swapon": 167, "swapoff": 168, "reboot": 169,
-        "open_by_handle_at": 304, "name_to_handle_at": 303, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
-        "open_tree_attr": 467, "mount_setattr": 442, "quotactl": 179, "quotactl_fd": 443,
-        "acct": 163, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
-        "clock_adjtime": 305, "lookup_dcookie": 212, "syslog": 103, "fanotify_init": 300,
-        "vhangup": 153, "memfd_secret": 447, "iopl": 172, "ioperm": 173, "uselib": 134,
-    },
-    "aarch64": {
-        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
-        "chroot": 51, "keyctl": 219, "add_key": 217, "request_key": 218,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "ptrace": 117,
-        "process_vm_readv": 270, "process_vm_writev": 271, "process_madvise": 440,
-        "pidfd_getfd": 438, "bpf": 280, "perf_event_open": 241, "userfaultfd": 282,
-        "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
-        "delete_module": 106, "swapon": 224, "swapoff": 225, "reboot": 142,
-        "open_by_handle_at": 265, "name_to_handle_at": 264, "fsopen": 430, "fsconfig": 431,
-        "fsmount": 432, "fspick": 433, "move_mount": 429, "open_tree": 428,
-        "open_tree_attr": 467, "mount_setattr": 442, "quotactl": 60, "quotactl_fd": 443,
-        "acct": 89, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
-        "clock_adjtime": 266, "lookup_dcookie": 18, "syslog": 116, "fanotify_init": 262,
-        "vhangup": 58, "memfd_secret": 447,
-    },
+# Denied syscalls: name -> (x86_64 number, aarch64 number); aarch64 uses the generic table and
+# has no iopl, ioperm or uselib (None).
+NUMBERS: dict[str, tuple[int, int | None]] = {
+    "unshare": (272, 97), "setns": (308, 268), "mount": (165, 40), "umount2": (166, 39),
+    "pivot_root": (155, 41), "chroot": (161, 51), "keyctl": (250, 219), "add_key": (248, 217),
+    "request_key": (249, 218), "io_uring_setup": (425, 425), "io_uring_enter": (426, 426),
+    "io_uring_register": (427, 427), "ptrace": (101, 117), "process_vm_readv": (310, 270),
+    "process_vm_writev": (311, 271), "process_madvise": (440, 440), "pidfd_getfd": (438, 438),
+    "bpf": (321, 280), "perf_event_open": (298, 241), "userfaultfd": (323, 282),
+    "kexec_load": (246, 104), "kexec_file_load": (320, 294), "init_module": (175, 105),
+    "finit_module": (313, 273), "delete_module": (176, 106), "swapon": (167, 224),
+    "swapoff": (168, 225), "reboot": (169, 142), "open_by_handle_at": (304, 265),
+    "name_to_handle_at": (303, 264), "fsopen": (430, 430), "fsconfig": (431, 431),
+    "fsmount": (432, 432), "fspick": (433, 433), "move_mount": (429, 429), "open_tree": (428, 428),
+    "open_tree_attr": (467, 467), "mount_setattr": (442, 442), "quotactl": (179, 60),
+    "quotactl_fd": (443, 443), "acct": (163, 89), "settimeofday": (164, 170),
+    "clock_settime": (227, 112), "adjtimex": (159, 171), "clock_adjtime": (305, 266),
+    "lookup_dcookie": (212, 18), "syslog": (103, 116), "fanotify_init": (300, 262),
+    "vhangup": (153, 58), "memfd_secret": (447, 447), "iopl": (172, None), "ioperm": (173, None),
+    "uselib": (134, None),
 }  # fmt: skip
+DENIED: dict[str, dict[str, int]] = {
+    machine: {name: pair[i] for name, pair in NUMBERS.items() if pair[i] is not None}
+    for i, machine in enumerate(("x86_64", "aarch64"))
+}
 # Syscalls allowed or denied by their arguments: (number, index of the inspected argument).
 CLONE = {"x86_64": 56, "aarch64": 220}  # flags: args[0] on both
 CLONE3 = {"x86_64": 435, "aarch64": 435}

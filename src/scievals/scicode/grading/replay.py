@@ -340,26 +340,24 @@ class Replay:
         raise Stopped("the program stopped before its tests", before_tests=True)
 
     def begin(self, test: int) -> None:
-        while self.position < len(self.events):
-            event = self.events[self.position]
-            self.position += 1
-            if event["e"] == "change":
-                self._change(event)
-            elif event["e"] == "begin" and event["t"] == test:
-                self.set_rngs(event.get("rng"))
-                return
-        raise Stopped(f"the program stopped before test {test + 1}")
+        event = self._through("begin", test, f"the program stopped before test {test + 1}")
+        self.set_rngs(event.get("rng"))
 
     def end(self, test: int) -> None:
         """Skip what this test did not ask for (a short-circuited ``and``) up to its end."""
+        self._through("end", test, f"the program stopped before test {test + 1} finished")
+
+    def _through(self, kind: str, test: int, missing: str) -> dict[str, Any]:
+        """The next ``kind`` event of ``test``, the changes on the way applied; ``Stopped``
+        with ``missing`` when the records end first."""
         while self.position < len(self.events):
             event = self.events[self.position]
             self.position += 1
             if event["e"] == "change":
                 self._change(event)
-            elif event["e"] == "end" and event["t"] == test:
-                return
-        raise Stopped(f"the program stopped before test {test + 1} finished")
+            elif event["e"] == kind and event["t"] == test:
+                return event
+        raise Stopped(missing)
 
 
 def _at(args: tuple[Any, ...], index: int) -> Any:

@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 from inspect_ai.util import SandboxEnvironment
 
-from scievals.sandbox import Ending, KeptFile, exclusive, run_file
+from scievals.sandbox import Ending, FileJob, KeptFile, exclusive, run_file
 from scievals.scicode.data.dataset import Problem, Step
 from scievals.scicode.extract import MAX_COMPLETION_CHARS, header_name
 from scievals.scicode.grading.program import plans_for, step_program
@@ -122,7 +122,7 @@ async def execute(
     it: each stream keeps its last bytes."""
     path = program_path_for(step_id)
     ran = await run_file(
-        env, path, program, ["python3", path], record_path, MAX_RECORD_BYTES, timeout
+        env, FileJob(path, program, ["python3", path], timeout, record_path, MAX_RECORD_BYTES)
     )
     record_error = None
     if isinstance(ran.kept_error, FileNotFoundError):
