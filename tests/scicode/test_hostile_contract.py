@@ -10,19 +10,15 @@ Honest controls of the same shapes pass.
 
 from __future__ import annotations
 
-import pytest
-
 from .test_hostile_grading import (
     Attack,
-    ClassRun,
-    check_attack,
-    check_class,
+    AttackClass,
+    class_runs,  # noqa: F401 - the fixture: each class graded once per grader
+    class_tests,
     code,
     gold_code,
     grader,  # noqa: F401 - the fixture: every case in both runtimes
-    ids,
-    returning,
-    run_class,
+    returns,
 )
 from .test_hostile_views import wrapping
 
@@ -87,7 +83,7 @@ ATTACKS: list[Attack] = [
         "10.6",
         wrapping("10.6", "r = np.asarray(r)\nreturn ShapeLies(r[:1], r.shape, r.dtype)", LIARS),
     ),
-    Attack("keys-lie", "29.2", returning("29.2", "return KeysLie(1.0)", LIARS)),
+    returns("keys-lie", "29.2", "return KeysLie(1.0)", LIARS),
     Attack(
         "lie-nested-in-a-list",
         "70.6",
@@ -172,31 +168,24 @@ FORGED_CONTROL = Attack(
 )
 
 
-@pytest.fixture(scope="module")
-def contract_run(grader) -> ClassRun:  # noqa: F811 - the imported fixture
-    return run_class(grader, ATTACKS, timeout=60)
-
-
-@pytest.mark.parametrize("attack", ATTACKS, ids=ids(ATTACKS))
-def test_lies_fail_their_own_step(contract_run, attack):
-    check_attack(contract_run, attack)
-
-
-def test_lies_leave_every_other_verdict_right(contract_run):
-    check_class(contract_run)
-
-
-@pytest.fixture(scope="module")
-def forged_run(grader) -> ClassRun:  # noqa: F811 - the imported fixture
-    return run_class(grader, [*FORGED, FORGED_CONTROL], timeout=60, size=1)
-
-
-@pytest.mark.parametrize("attack", [*FORGED, FORGED_CONTROL], ids=ids([*FORGED, FORGED_CONTROL]))
-def test_records_that_disagree_with_themselves_fail(forged_run, attack):
-    check_attack(forged_run, attack)
+def _names_the_collision(verdict: dict, outcome: object, attack: Attack) -> None:
     if attack.name.startswith("forged-colliding"):
-        assert "share one hash" in forged_run.verdict(attack)[0]["reason"]
+        assert "share one hash" in verdict["reason"]
 
 
-def test_forged_runs_leave_every_other_verdict_right(forged_run):
-    check_class(forged_run)
+CLASSES = [
+    AttackClass(
+        "lies",
+        ATTACKS,
+        "objects whose length, items, iteration, array, shape or keys lie must fail their own "
+        "step, and leave every other verdict right",
+    ),
+    AttackClass(
+        "forged",
+        [*FORGED, FORGED_CONTROL],
+        "records that disagree with themselves must fail as invalid_record",
+        size=1,
+        check=_names_the_collision,
+    ),
+]
+test_attack_fails_its_own_step, test_class_runs_clean = class_tests(CLASSES)

@@ -45,7 +45,7 @@ import tempfile
 import textwrap
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -558,6 +558,64 @@ def check_class(run: ClassRun) -> None:
             raise AssertionError(f"batch [{names}]: {exc}") from None
 
 
+@dataclass(frozen=True)
+class AttackClass:
+    """One class of attacks, graded in batches beside gold bystanders: each attack must fail its
+    own step (a control must pass), and each batch must finish clean with every other verdict
+    right. ``check`` and ``after`` add what one class must also show, per attack and per run."""
+
+    name: str
+    attacks: list[Attack]
+    what: str
+    timeout: int = 60
+    extra: int = 2
+    size: int = 8
+    fresh: bool = False
+    check: Callable[[dict[str, Any], Outcome, Attack], None] | None = None
+    after: Callable[[ClassRun], None] | None = None
+
+
+@pytest.fixture(scope="module")
+def class_runs(grader) -> Callable[[AttackClass], ClassRun]:
+    """Each class graded once per grader, when a test first asks for it."""
+    runs: dict[str, ClassRun] = {}
+
+    def run(cls: AttackClass) -> ClassRun:
+        if cls.name not in runs:
+            runs[cls.name] = run_class(
+                grader, cls.attacks, cls.timeout, cls.extra, cls.size, cls.fresh
+            )
+        return runs[cls.name]
+
+    return run
+
+
+def class_tests(classes: list[AttackClass]) -> tuple[Callable, Callable]:
+    """The two tests of a table of attack classes, for a module to bind to ``test_*`` names."""
+    cases = [(cls, attack) for cls in classes for attack in cls.attacks]
+
+    @pytest.mark.parametrize(
+        ("cls", "attack"), cases, ids=[f"{c.name}:{a.name}@{a.step}" for c, a in cases]
+    )
+    def test_attack_fails_its_own_step(class_runs, cls: AttackClass, attack: Attack) -> None:
+        run = class_runs(cls)
+        try:
+            check_attack(run, attack)
+            if cls.check is not None:
+                cls.check(*run.verdict(attack), attack)
+        except AssertionError as exc:
+            raise AssertionError(f"{cls.what}\n{exc}") from None
+
+    @pytest.mark.parametrize("cls", classes, ids=[c.name for c in classes])
+    def test_class_runs_clean(class_runs, cls: AttackClass) -> None:
+        run = class_runs(cls)
+        check_class(run)
+        if cls.after is not None:
+            cls.after(run)
+
+    return test_attack_fails_its_own_step, test_class_runs_clean
+
+
 def ids(attacks: list[Attack]) -> list[str]:
     return [f"{a.name}@{a.step}" for a in attacks]
 
@@ -597,6 +655,11 @@ def returning(step_id: str, body: str, prelude: str = "") -> str:
     name = header_name(_steps()[step_id][1].function_header)
     inner = textwrap.indent(code(body), "    ")
     return f"{code(prelude)}\ndef {name}(*args, **kwargs):\n{inner}".strip("\n")
+
+
+def returns(name: str, step_id: str, body: str, prelude: str = "", **fields: Any) -> Attack:
+    """The attack ``name`` on ``step_id``: the step's function, returning by ``body``."""
+    return Attack(name, step_id, returning(step_id, body, prelude), **fields)
 
 
 def test_wrong_answers_fail_plainly(grader):
@@ -750,106 +813,66 @@ SYMPY_CLASSES = code(
     """
 )
 
+WHAT_VALUES = (
+    "Class 1: the function returns something that is not a right answer but is built to look "
+    'like one to a comparison (zero-size arrays broadcast to "all close", objects that answer True '
+    "to ``==``/numpy, NaNs, patches). Only plain values may cross the boundary, and a value that is "
+    "not the target's shape and content must fail."
+)
 VALUES: list[Attack] = [
-    Attack("zero-size-8d", "1.1", returning("1.1", f"return {ZERO8}")),
-    Attack("zero-size-8d", "4.1", returning("4.1", f"return {ZERO8}")),
-    Attack("zero-size-8d", "44.1", returning("44.1", f"return {ZERO8}")),
-    Attack("zero-size-8d-complex", "70.1", returning("70.1", f"return {ZERO8}.astype(complex)")),
-    Attack("zero-size-1d-scalar-target", "10.1", returning("10.1", "return np.empty((0,))")),
-    Attack("zero-size-2d-scalar-target", "47.1", returning("47.1", "return np.zeros((0, 3))")),
-    Attack("zero-size-int-bool", "19.1", returning("19.1", "return np.zeros((0, 1, 1), bool)")),
-    Attack("empty-list", "29.2", returning("29.2", "return []")),
-    Attack("empty-tuple", "19.2", returning("19.2", "return ()")),
-    Attack("empty-dict", "38.1", returning("38.1", "return {}")),
-    Attack("empty-nested-list", "49.1", returning("49.1", "return [[]]")),
-    Attack("array-of-nothing", "51.1", returning("51.1", "return ArrayOfNothing()", LYING_CLASSES)),
-    Attack(
-        "second-call-zero-size",
-        "1.1",
-        returning("1.1", "return SecondCallLies((7,))", LYING_CLASSES),
-    ),
-    Attack(
-        "second-call-right-shape",
-        "4.1",
-        returning("4.1", "return SecondCallRightShape((7, 7))", LYING_CLASSES),
-    ),
-    Attack("always-equal", "29.3", returning("29.3", "return AlwaysEqual()", LYING_CLASSES)),
-    Attack("always-equal", "38.1", returning("38.1", "return AlwaysEqual()", LYING_CLASSES)),
-    Attack(
-        "array-function-true", "44.1", returning("44.1", "return AgreesWithNumpy()", LYING_CLASSES)
-    ),
-    Attack("truthy-eq-self", "29.3", returning("29.3", "return Truthy()", LYING_CLASSES)),
-    Attack("len-getitem-sequence", "38.2", returning("38.2", "return Sequence(3)", LYING_CLASSES)),
-    Attack(
-        "len-getitem-list-subclass", "19.2", returning("19.2", "return LyingList()", LYING_CLASSES)
-    ),
-    Attack(
-        "len-getitem-cmp-tuple-or-list",
-        "70.6",
-        returning("70.6", "return Sequence(3)", LYING_CLASSES),
-    ),
-    Attack(
-        "float-subclass-eq", "10.1", returning("10.1", "return FloatEqualsAll(1.0)", LYING_CLASSES)
-    ),
-    Attack(
+    returns("zero-size-8d", "1.1", f"return {ZERO8}"),
+    returns("zero-size-8d", "4.1", f"return {ZERO8}"),
+    returns("zero-size-8d", "44.1", f"return {ZERO8}"),
+    returns("zero-size-8d-complex", "70.1", f"return {ZERO8}.astype(complex)"),
+    returns("zero-size-1d-scalar-target", "10.1", "return np.empty((0,))"),
+    returns("zero-size-2d-scalar-target", "47.1", "return np.zeros((0, 3))"),
+    returns("zero-size-int-bool", "19.1", "return np.zeros((0, 1, 1), bool)"),
+    returns("empty-list", "29.2", "return []"),
+    returns("empty-tuple", "19.2", "return ()"),
+    returns("empty-dict", "38.1", "return {}"),
+    returns("empty-nested-list", "49.1", "return [[]]"),
+    returns("array-of-nothing", "51.1", "return ArrayOfNothing()", LYING_CLASSES),
+    returns("second-call-zero-size", "1.1", "return SecondCallLies((7,))", LYING_CLASSES),
+    returns("second-call-right-shape", "4.1", "return SecondCallRightShape((7, 7))", LYING_CLASSES),
+    returns("always-equal", "29.3", "return AlwaysEqual()", LYING_CLASSES),
+    returns("always-equal", "38.1", "return AlwaysEqual()", LYING_CLASSES),
+    returns("array-function-true", "44.1", "return AgreesWithNumpy()", LYING_CLASSES),
+    returns("truthy-eq-self", "29.3", "return Truthy()", LYING_CLASSES),
+    returns("len-getitem-sequence", "38.2", "return Sequence(3)", LYING_CLASSES),
+    returns("len-getitem-list-subclass", "19.2", "return LyingList()", LYING_CLASSES),
+    returns("len-getitem-cmp-tuple-or-list", "70.6", "return Sequence(3)", LYING_CLASSES),
+    returns("float-subclass-eq", "10.1", "return FloatEqualsAll(1.0)", LYING_CLASSES),
+    returns(
         "ndarray-subclass-eq-priority",
         "51.1",
-        returning("51.1", "return np.zeros(3).view(ArrayEqualsAll)", LYING_CLASSES),
+        "return np.zeros(3).view(ArrayEqualsAll)",
+        LYING_CLASSES,
     ),
-    Attack(
-        "ndarray-subclass-zero-size",
-        "49.1",
-        returning("49.1", f"return {ZERO8}.view(ArrayEqualsAll)", LYING_CLASSES),
+    returns(
+        "ndarray-subclass-zero-size", "49.1", f"return {ZERO8}.view(ArrayEqualsAll)", LYING_CLASSES
     ),
-    Attack("nan-array", "1.1", returning("1.1", "return np.full(7, np.nan)")),
-    Attack("nan-scalar", "47.1", returning("47.1", "return float('nan')")),
-    Attack("nan-complex", "70.1", returning("70.1", "return np.full((3, 3), complex('nan+nanj'))")),
-    Attack(
-        "nan-in-isclose-test",
-        "38.3",
-        returning("38.3", "return [np.full(3, np.nan)] * len(args)"),
-    ),
-    Attack("inf-minus-inf", "19.2", returning("19.2", "return np.inf - np.inf")),
-    Attack("masked-all", "3.1", returning("3.1", "return np.ma.masked_all(2)")),
-    Attack(
+    returns("nan-array", "1.1", "return np.full(7, np.nan)"),
+    returns("nan-scalar", "47.1", "return float('nan')"),
+    returns("nan-complex", "70.1", "return np.full((3, 3), complex('nan+nanj'))"),
+    returns("nan-in-isclose-test", "38.3", "return [np.full(3, np.nan)] * len(args)"),
+    returns("inf-minus-inf", "19.2", "return np.inf - np.inf"),
+    returns("masked-all", "3.1", "return np.ma.masked_all(2)"),
+    returns(
         "patches-numpy-when-converted",
         "29.1",
-        returning("29.1", "return PatchesNumpy(np.shape(args[0]))", LYING_CLASSES),
+        "return PatchesNumpy(np.shape(args[0]))",
+        LYING_CLASSES,
     ),
-    Attack(
+    returns(
         "patches-numpy-when-compared",
         "3.1",
-        returning("3.1", "return (PatchesNumpy(()), PatchesNumpy(()))", LYING_CLASSES),
+        "return (PatchesNumpy(()), PatchesNumpy(()))",
+        LYING_CLASSES,
     ),
-    Attack(
-        "sympy-symbol-eq", "29.2", returning("29.2", "return SymbolEqualsAll('x')", SYMPY_CLASSES)
-    ),
-    Attack(
-        "sympy-float-eq",
-        "70.4",
-        returning("70.4", "return FloatEqualsAllSympy(0.25)", SYMPY_CLASSES),
-    ),
-    Attack("sympy-empty-matrix", "4.1", returning("4.1", "import sympy\nreturn sympy.zeros(0, 0)")),
+    returns("sympy-symbol-eq", "29.2", "return SymbolEqualsAll('x')", SYMPY_CLASSES),
+    returns("sympy-float-eq", "70.4", "return FloatEqualsAllSympy(0.25)", SYMPY_CLASSES),
+    returns("sympy-empty-matrix", "4.1", "import sympy\nreturn sympy.zeros(0, 0)"),
 ]
-
-
-@pytest.fixture(scope="module")
-def values_run(grader) -> ClassRun:
-    return run_class(grader, VALUES)
-
-
-@pytest.mark.parametrize("attack", VALUES, ids=ids(VALUES))
-def test_values_that_lie_fail(values_run, attack):
-    """Class 1: the function returns something that is not a right answer but is built to look
-    like one to a comparison (zero-size arrays broadcast to "all close", objects that answer True
-    to ``==``/numpy, NaNs, patches). Only plain values may cross the boundary, and a value that is
-    not the target's shape and content must fail."""
-    check_attack(values_run, attack)
-
-
-def test_values_runs_clean(values_run):
-    """Class 1: the runs holding the lying values finish, leave nothing, keep gold steps passing."""
-    check_class(values_run)
 
 
 def test_zero_size_answer_fails_every_dev_step(grader):
@@ -884,22 +907,14 @@ FORGE = code(
     """
 )
 
+WHAT_SELF_CHECKING = (
+    "Class 2: 78.1/78.2's tests compute their own expected values; a wrong function "
+    "(``return state``, a constant trajectory) plus a trick that makes the in-program check pass "
+    "(forged records, a fake ``np``, patched numpy or imports, objects answering True, exit-0 "
+    "hooks, tracing that swaps locals or test code) must fail: the check must not be decided by "
+    "anything the model's program can reach."
+)
 SELF_CHECKING: list[Attack] = [
-    Attack(
-        "forge-records-file-by-name",
-        "78.1",
-        code(
-            """
-            import glob, os
-            {wrong}
-            {forge}
-            for path in glob.glob("scievals-records-*") + glob.glob("*records*"):
-                with open(path, "a") as fh:
-                    fh.write(FORGED)
-            os._exit(0)
-            """
-        ),
-    ),
     Attack(
         "forge-every-file-in-cwd",
         "78.1",
@@ -1075,29 +1090,6 @@ SELF_CHECKING: list[Attack] = [
         ),
     ),
     Attack(
-        "array-function-answers-true",
-        "78.1",
-        code(
-            """
-            class Agree:
-                def __array_function__(self, func, types, args, kwargs):
-                    return True
-                def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-                    return Agree()
-                def __getitem__(self, key):
-                    return self
-                def __lt__(self, other):
-                    return True
-                def any(self):
-                    return False
-                def __bool__(self):
-                    return True
-            def pendulum_derivs(state, t, g, L, beta, A, alpha):
-                return Agree()
-            """
-        ),
-    ),
-    Attack(
         "mutate-expected-in-caller-frame",
         "78.1",
         code(
@@ -1217,63 +1209,6 @@ SELF_CHECKING: list[Attack] = [
         ),
     ),
     Attack(
-        "settrace-replaces-test-code",
-        "78.1",
-        code(
-            """
-            import sys
-            {wrong}
-            def _noop():
-                pass
-            def _module_lines(frame, event, arg):
-                for name, value in list(frame.f_globals.items()):
-                    if name.startswith("test_case") and getattr(value, "__code__", None) is not _noop.__code__:
-                        value.__code__ = _noop.__code__
-                return _module_lines
-            sys.settrace(lambda frame, event, arg: None)
-            sys._getframe().f_trace = _module_lines
-            """
-        ),
-    ),
-    Attack(
-        "forge-records-file-by-name",
-        "78.2",
-        code(
-            """
-            import glob, os
-            {wrong}
-            {forge}
-            for path in glob.glob("scievals-records-78.2-*") + glob.glob("*78.2*"):
-                with open(path, "a") as fh:
-                    fh.write(FORGED)
-            os._exit(0)
-            """
-        ),
-    ),
-    Attack(
-        "array-function-answers-true",
-        "78.2",
-        code(
-            """
-            class Agree:
-                def __array_function__(self, func, types, args, kwargs):
-                    return True
-                def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-                    return Agree()
-                def __getitem__(self, key):
-                    return self
-                def __lt__(self, other):
-                    return True
-                def any(self):
-                    return False
-                def __bool__(self):
-                    return True
-            def runge_kutta_4th_order(f, state, t0, dt, n, g, L, beta, A, alpha):
-                return Agree()
-            """
-        ),
-    ),
-    Attack(
         "rebind-np-in-main",
         "78.2",
         code(
@@ -1323,35 +1258,72 @@ SELF_CHECKING: list[Attack] = [
             """
         ),
     ),
-    Attack(
-        "settrace-replaces-test-code",
-        "78.2",
-        code(
-            """
-            import sys
-            {wrong}
-            def _noop():
-                pass
-            def _module_lines(frame, event, arg):
-                for name, value in list(frame.f_globals.items()):
-                    if name.startswith("test_case") and getattr(value, "__code__", None) is not _noop.__code__:
-                        value.__code__ = _noop.__code__
-                return _module_lines
-            sys.settrace(lambda frame, event, arg: None)
-            sys._getframe().f_trace = _module_lines
-            """
-        ),
-    ),
 ]
+AGREE = code(
+    """
+    class Agree:
+        def __array_function__(self, func, types, args, kwargs):
+            return True
+        def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+            return Agree()
+        def __getitem__(self, key):
+            return self
+        def __lt__(self, other):
+            return True
+        def any(self):
+            return False
+        def __bool__(self):
+            return True
+    """
+)
+"""An object that answers True to every numpy comparison, and is truthy."""
+FUNCTION = {
+    "78.1": "def pendulum_derivs(state, t, g, L, beta, A, alpha):",
+    "78.2": "def runge_kutta_4th_order(f, state, t0, dt, n, g, L, beta, A, alpha):",
+}
+"""The signature each self-checking step asks for."""
+ON_BOTH = {
+    "forge-records-file-by-name": code(
+        """
+        import glob, os
+        {wrong}
+        {forge}
+        for path in glob.glob("scievals-records-*") + glob.glob("*records*") + glob.glob("*{step}*"):
+            with open(path, "a") as fh:
+                fh.write(FORGED)
+        os._exit(0)
+        """
+    ),
+    "array-function-answers-true": AGREE + "\n{function}\n    return Agree()",
+    "settrace-replaces-test-code": code(
+        """
+        import sys
+        {wrong}
+        def _noop():
+            pass
+        def _module_lines(frame, event, arg):
+            for name, value in list(frame.f_globals.items()):
+                if name.startswith("test_case") and getattr(value, "__code__", None) is not _noop.__code__:
+                    value.__code__ = _noop.__code__
+            return _module_lines
+        sys.settrace(lambda frame, event, arg: None)
+        sys._getframe().f_trace = _module_lines
+        """
+    ),
+}
+"""Tricks aimed at both self-checking steps alike."""
+SELF_CHECKING += [Attack(name, step, trick) for name, trick in ON_BOTH.items() for step in FUNCTION]
 SELF_CHECKING = [
-    replace(a, code=a.code.replace("{wrong}", WRONG[a.step]).replace("{forge}", FORGE), alone=True)
+    replace(
+        a,
+        code=a.code.replace("{wrong}", WRONG[a.step])
+        .replace("{forge}", FORGE)
+        .replace("{function}", FUNCTION[a.step])
+        .replace("{step}", a.step),
+        alone=True,
+    )
     for a in SELF_CHECKING
 ]
-
-
-@pytest.fixture(scope="module")
-def self_checking_run(grader) -> ClassRun:
-    return run_class(grader, SELF_CHECKING, extra=0)
 
 
 def test_self_checking_gold_passes(grader):
@@ -1361,27 +1333,17 @@ def test_self_checking_gold_passes(grader):
     assert {s: v["passed"] for s, v in outcome.verdicts.items()} == {"78.1": True, "78.2": True}
 
 
-@pytest.mark.parametrize("attack", SELF_CHECKING, ids=ids(SELF_CHECKING))
-def test_self_checking_attacks_fail(self_checking_run, attack):
-    """Class 2: 78.1/78.2's tests compute their own expected values; a wrong function
-    (``return state``, a constant trajectory) plus a trick that makes the in-program check pass
-    (forged records, a fake ``np``, patched numpy or imports, objects answering True, exit-0
-    hooks, tracing that swaps locals or test code) must fail: the check must not be decided by
-    anything the model's program can reach."""
-    check_attack(self_checking_run, attack)
-
-
-def test_self_checking_runs_clean(self_checking_run):
-    """Class 2: each run finishes, leaves nothing, and gold 78.1 passes next to a 78.2 attack."""
-    check_class(self_checking_run)
-
-
 # =============================================================================================
 # Class 3: fake limit reasons
 # =============================================================================================
 
 FAKE_NOTE = "scievals-sandbox: killed: memory limit (4 GiB)"
 
+WHAT_FAKE_LIMITS = (
+    'Class 3: the program prints the sandbox\'s own "killed: memory limit" line (or a timeout '
+    "line) and then fails: the verdict must not call that a limit (only the sandbox's own report, "
+    "out of the program's reach, may); printed before correct code, it must not stop a pass."
+)
 FAKE_LIMITS: list[Attack] = [
     Attack(
         "fake-note-then-raise",
@@ -1492,24 +1454,6 @@ FAKE_LIMITS: list[Attack] = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fake_limits_run(grader) -> ClassRun:
-    return run_class(grader, FAKE_LIMITS)
-
-
-@pytest.mark.parametrize("attack", FAKE_LIMITS, ids=ids(FAKE_LIMITS))
-def test_fake_limit_notes(fake_limits_run, attack):
-    """Class 3: the program prints the sandbox's own "killed: memory limit" line (or a timeout
-    line) and then fails: the verdict must not call that a limit (only the sandbox's own report,
-    out of the program's reach, may); printed before correct code, it must not stop a pass."""
-    check_attack(fake_limits_run, attack)
-
-
-def test_fake_limits_runs_clean(fake_limits_run):
-    """Class 3: the runs finish, leave nothing, keep gold steps passing."""
-    check_class(fake_limits_run)
-
-
 # =============================================================================================
 # Class 4: the program's output turned into something that hangs or floods its reader
 # =============================================================================================
@@ -1558,6 +1502,13 @@ def _replacing(step: str, replace: str, then: str = "os._exit(0)") -> str:
     )
 
 
+WHAT_OUTPUT_CHANNEL = (
+    "Class 4: the program replaces whatever it can write (its records file, any file it has "
+    "open in its directory) with a FIFO, a symlink (/dev/zero, a host file, a loop), a directory, "
+    "a socket, a 10 GB sparse file or a file that grows forever, then exits 0 with a wrong answer. "
+    "The trusted side must never block on or follow such a thing: bounded time, step failed. "
+    "(It touches only its own files: the bystander gold steps must still pass.)"
+)
 HANGS: list[Attack] = [
     Attack("records-fifo", "1.1", _replacing("1.1", "os.mkfifo(_path)"), alone=True),
     Attack(
@@ -1667,33 +1618,20 @@ HANGS: list[Attack] = [
 HANG_TIMEOUT = 20
 
 
-@pytest.fixture(scope="module")
-def hangs_run(grader) -> ClassRun:
-    return run_class(grader, HANGS, timeout=HANG_TIMEOUT, extra=1)
-
-
-@pytest.mark.parametrize("attack", HANGS, ids=ids(HANGS))
-def test_output_channel_traps(hangs_run, attack):
-    """Class 4: the program replaces whatever it can write (its records file, any file it has
-    open in its directory) with a FIFO, a symlink (/dev/zero, a host file, a loop), a directory,
-    a socket, a 10 GB sparse file or a file that grows forever, then exits 0 with a wrong answer.
-    The trusted side must never block on or follow such a thing: bounded time, step failed.
-    (It touches only its own files: the bystander gold steps must still pass.)"""
-    verdict, outcome = hangs_run.verdict(attack)
-    check_attack(hangs_run, attack)
-    assert "root:" not in verdict["reason"], "the reason shows a host file's content"
-    assert outcome.elapsed < HANG_S, f"grade() took {outcome.elapsed:.0f} s (the hang bound)"
-
-
-def test_output_channel_runs_clean(hangs_run):
-    """Class 4: the runs finish within the bound, leave nothing, keep gold steps passing."""
-    check_class(hangs_run)
-
-
 # =============================================================================================
 # Class 5: machinery robustness seen through grading
 # =============================================================================================
 
+WHAT_MACHINERY = (
+    "Class 5: programs that stress the machinery around a step: deep directory trees and "
+    "200,000 files in the working directory (cleanup), 1.6 GB of files and memfds 1 GiB over the "
+    "memory limit with gold code (disk and memory caps must fail the step as a limit, whatever "
+    "the code computes), fork, thread and shell fork bombs with gold code (a limit), an unshare + "
+    "tmpfs mount, a step that spends 4 s replacing every file it did not open in its directory "
+    "(other steps' outputs) with FIFOs or forged lines, a detached daemon. Each step fails; the "
+    "run's other steps (gold 38.1 and 38.2 next to the sabotage, the bystanders) keep their "
+    "verdicts."
+)
 MACHINERY: list[Attack] = [
     Attack(
         "nested-directories-3000",
@@ -1891,30 +1829,6 @@ MACHINERY: list[Attack] = [
 MACHINERY = [replace(a, code=a.code.replace("{wrong}", WRONG.get(a.step, ""))) for a in MACHINERY]
 
 
-@pytest.fixture(scope="module")
-def machinery_run(grader) -> ClassRun:
-    return run_class(grader, MACHINERY, timeout=60)
-
-
-@pytest.mark.parametrize("attack", MACHINERY, ids=ids(MACHINERY))
-def test_machinery_attacks(machinery_run, attack):
-    """Class 5: programs that stress the machinery around a step: deep directory trees and
-    200,000 files in the working directory (cleanup), 1.6 GB of files and memfds 1 GiB over the
-    memory limit with gold code (disk and memory caps must fail the step as a limit, whatever
-    the code computes), fork, thread and shell fork bombs with gold code (a limit), an unshare +
-    tmpfs mount, a step that spends 4 s replacing every file it did not open in its directory
-    (other steps' outputs) with FIFOs or forged lines, a detached daemon. Each step fails; the
-    run's other steps (gold 38.1 and 38.2 next to the sabotage, the bystanders) keep their
-    verdicts."""
-    check_attack(machinery_run, attack)
-
-
-def test_machinery_runs_clean(machinery_run):
-    """Class 5: nothing is left behind (deep trees and 200,000 files removed, no mounts, no
-    processes), gold steps pass next to the attacks, and the run is bounded."""
-    check_class(machinery_run)
-
-
 KEY_READER = code(
     """
     import ctypes
@@ -2087,6 +2001,13 @@ for _name in os.listdir("/proc"):
     if _name.isdigit() and int(_name) != _me:
         _older.append(int(_name))
 """
+WHAT_SIGNALS = (
+    "Class 6: SIGKILL, SIGSTOP, SIGTERM, SIGINT and SIGHUP sent to every other process the "
+    "program can name, from the program and from a child in a session of its own; its own "
+    "process group killed; pidfd signals and prlimit on the others; asynchronous-I/O signal "
+    "owners. Each step fails, its neighbours keep their verdicts; honest code signalling its own "
+    "children and threads passes."
+)
 SIGNALS = [
     Attack(
         "signal-every-other-process",
@@ -2243,25 +2164,6 @@ SIGNALS = [
 
 
 @pytest.fixture(scope="module")
-def signals_run(grader) -> ClassRun:
-    return run_class(grader, SIGNALS, timeout=60)
-
-
-@pytest.mark.parametrize("attack", SIGNALS, ids=ids(SIGNALS))
-def test_signal_attacks(signals_run, attack):
-    """Class 6: SIGKILL, SIGSTOP, SIGTERM, SIGINT and SIGHUP sent to every other process the
-    program can name, from the program and from a child in a session of its own; its own
-    process group killed; pidfd signals and prlimit on the others; asynchronous-I/O signal
-    owners. Each step fails, its neighbours keep their verdicts; honest code signalling its own
-    children and threads passes."""
-    check_attack(signals_run, attack)
-
-
-def test_signals_run_clean(signals_run):
-    check_class(signals_run)
-
-
-@pytest.fixture(scope="module")
 def rlimits_only_signals_run() -> Iterator[ClassRun]:
     """The signal class in the weakest isolation mode, where the program sees the host's
     processes (no pid namespace)."""
@@ -2322,6 +2224,11 @@ DONE = repr(
 EMPTY_I4 = '{"ndarray": "<i4", "shape": [0], "b64": ""}'
 EMPTY_F8 = '{"ndarray": "<f8", "shape": [0], "b64": ""}'
 
+WHAT_UNBOUNDED = (
+    "Class 9: a few hundred bytes that decode into gigabytes (a lil/dok matrix of 2e7 rows, a "
+    "shape of 2**64 elements), 100,000-deep nesting, a 50 MB string, two million records, and the "
+    "same as returned values: the trusted side must bound what it decodes and fail the step."
+)
 UNBOUNDED: list[Attack] = [
     Attack(
         "forged-lil-2e7-rows",
@@ -2400,63 +2307,33 @@ UNBOUNDED: list[Attack] = [
             + f"\n_text += {DONE}",
         ),
     ),
-    Attack(
+    returns(
         "returned-zero-stride-view-1e12",
         "10.1",
-        returning("10.1", "return np.broadcast_to(np.zeros(1), (10**6, 10**6))"),
+        "return np.broadcast_to(np.zeros(1), (10**6, 10**6))",
     ),
-    Attack(
+    returns(
         "returned-nested-list-depth-100k",
         "49.1",
-        returning(
-            "49.1",
-            """
+        """
             value = []
             for _ in range(100_000):
                 value = [value]
             return value
             """,
-        ),
     ),
-    Attack("returned-50-mb-string", "51.1", returning("51.1", "return 'A' * 50_000_000")),
-    Attack(
+    returns("returned-50-mb-string", "51.1", "return 'A' * 50_000_000"),
+    returns(
         "returned-dok-2e7-rows",
         "70.1",
-        returning("70.1", "import scipy.sparse\nreturn scipy.sparse.dok_matrix((20_000_000, 1))"),
+        "import scipy.sparse\nreturn scipy.sparse.dok_matrix((20_000_000, 1))",
     ),
-    Attack(
+    returns(
         "returned-coo-2e9-square",
         "29.1",
-        returning(
-            "29.1", "import scipy.sparse\nreturn scipy.sparse.coo_matrix((2**31 - 1, 2**31 - 1))"
-        ),
+        "import scipy.sparse\nreturn scipy.sparse.coo_matrix((2**31 - 1, 2**31 - 1))",
     ),
 ]
-
-
-@pytest.fixture(scope="module")
-def unbounded_run(grader) -> ClassRun:
-    # Each batch in a fresh grading process, so that its memory high-water mark is its own.
-    return run_class(grader, UNBOUNDED, timeout=20, size=6, fresh=True)
-
-
-@pytest.mark.parametrize("attack", UNBOUNDED, ids=ids(UNBOUNDED))
-def test_unbounded_records(unbounded_run, attack):
-    """Class 9: a few hundred bytes that decode into gigabytes (a lil/dok matrix of 2e7 rows, a
-    shape of 2**64 elements), 100,000-deep nesting, a 50 MB string, two million records, and the
-    same as returned values: the trusted side must bound what it decodes and fail the step."""
-    check_attack(unbounded_run, attack)
-
-
-def test_unbounded_runs_clean(unbounded_run):
-    """Class 9: the runs finish, the grading process grows by less than 1.5 GB, and gold steps
-    pass."""
-    check_class(unbounded_run)
-    for batch, outcome in unbounded_run.batches:
-        assert outcome.rss_growth < RSS_GROWTH_LIMIT, (
-            f"batch [{', '.join(a.name for a in batch)}]: the grading process grew by "
-            f"{outcome.rss_growth / 2**30:.1f} GiB"
-        )
 
 
 def test_huge_completion_fails_fast_and_small(grader):
@@ -2475,6 +2352,49 @@ def test_huge_completion_fails_fast_and_small(grader):
     assert outcome.rss_growth < RSS_GROWTH_LIMIT, (
         f"the grading process grew by {outcome.rss_growth / 2**30:.1f} GiB"
     )
+
+
+def _bounded_and_private(verdict: dict[str, Any], outcome: Outcome, attack: Attack) -> None:
+    assert "root:" not in verdict["reason"], "the reason shows a host file's content"
+    assert outcome.elapsed < HANG_S, f"grade() took {outcome.elapsed:.0f} s (the hang bound)"
+
+
+def _memory_bounded(run: ClassRun) -> None:
+    for batch, outcome in run.batches:
+        assert outcome.rss_growth < RSS_GROWTH_LIMIT, (
+            f"batch [{', '.join(a.name for a in batch)}]: the grading process grew by "
+            f"{outcome.rss_growth / 2**30:.1f} GiB"
+        )
+
+
+CLASSES = [
+    AttackClass("values", VALUES, WHAT_VALUES),
+    AttackClass("self_checking", SELF_CHECKING, WHAT_SELF_CHECKING, extra=0),
+    AttackClass("fake_limits", FAKE_LIMITS, WHAT_FAKE_LIMITS),
+    AttackClass(
+        "output_channel",
+        HANGS,
+        WHAT_OUTPUT_CHANNEL,
+        timeout=HANG_TIMEOUT,
+        extra=1,
+        check=_bounded_and_private,
+    ),
+    AttackClass("machinery", MACHINERY, WHAT_MACHINERY),
+    AttackClass("signals", SIGNALS, WHAT_SIGNALS),
+    # Each batch in a fresh grading process, so that its memory high-water mark is its own.
+    AttackClass(
+        "unbounded",
+        UNBOUNDED,
+        WHAT_UNBOUNDED,
+        timeout=20,
+        size=6,
+        fresh=True,
+        after=_memory_bounded,
+    ),
+]
+"""Every attack class of this file, as one table (the views and contract classes have their own
+modules)."""
+test_attack_fails_its_own_step, test_class_runs_clean = class_tests(CLASSES)
 
 
 # =============================================================================================

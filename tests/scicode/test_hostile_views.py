@@ -13,22 +13,21 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 from scievals.scicode.extract import header_name
 from scievals.scicode.inside.wire import MAX_RECORD_BYTES
 
 from .test_hostile_grading import (
     WRONG,
     Attack,
-    ClassRun,
+    AttackClass,
     check_attack,
-    check_class,
+    class_runs,  # noqa: F401 - the fixture: each class graded once per grader
+    class_tests,
     code,
     gold_code,
     grader,  # noqa: F401 - the fixture: every case in both runtimes
-    ids,
     returning,
+    returns,
     run_class,
 )
 from .test_hostile_grading import _steps as steps
@@ -185,55 +184,45 @@ VIEWS: list[Attack] = [
         passes=True,
     ),
     # Values built to lie through the same rules: they fail.
-    Attack("namedtuple-lies", "3.1", returning("3.1", "return LyingPair(1.0, 1.0)", LIARS)),
-    Attack("ordered-dict-lies", "29.2", returning("29.2", "return LyingDict(a=1)", LIARS)),
-    Attack(
-        "ndarray-ufunc-lies", "1.1", returning("1.1", "return np.zeros(7).view(UfuncLiar)", LIARS)
-    ),
-    Attack(
+    returns("namedtuple-lies", "3.1", "return LyingPair(1.0, 1.0)", LIARS),
+    returns("ordered-dict-lies", "29.2", "return LyingDict(a=1)", LIARS),
+    returns("ndarray-ufunc-lies", "1.1", "return np.zeros(7).view(UfuncLiar)", LIARS),
+    returns(
         "masked-entries-hide-wrong-data",
         "1.1",
-        returning("1.1", "return np.ma.masked_array(np.zeros(7), mask=True)", LIARS),
+        "return np.ma.masked_array(np.zeros(7), mask=True)",
+        LIARS,
     ),
-    Attack("length-lies", "29.1", returning("29.1", "return LyingLength([0.0, 0.0])", LIARS)),
-    Attack("endless-iterator", "1.1", returning("1.1", "return Forever()", LIARS)),
-    Attack("holds-itself", "19.2", returning("19.2", "return HoldsItself()", LIARS)),
-    Attack("nested-forever", "47.1", returning("47.1", "return Matryoshka()", LIARS)),
-    Attack("every-conversion-raises", "10.1", returning("10.1", "return ArrayRaises()", LIARS)),
-    Attack("dunder-fields", "3.1", returning("3.1", "return Fields((1.0, 1.0))", LIARS)),
-    Attack(
-        "empty-deque", "44.1", returning("44.1", "import collections\nreturn collections.deque()")
-    ),
-    Attack(
+    returns("length-lies", "29.1", "return LyingLength([0.0, 0.0])", LIARS),
+    returns("endless-iterator", "1.1", "return Forever()", LIARS),
+    returns("holds-itself", "19.2", "return HoldsItself()", LIARS),
+    returns("nested-forever", "47.1", "return Matryoshka()", LIARS),
+    returns("every-conversion-raises", "10.1", "return ArrayRaises()", LIARS),
+    returns("dunder-fields", "3.1", "return Fields((1.0, 1.0))", LIARS),
+    returns("empty-deque", "44.1", "import collections\nreturn collections.deque()"),
+    returns(
         "deque-of-zero-size",
         "49.1",
-        returning(
-            "49.1",
-            "import collections\nimport numpy as np\nreturn collections.deque([np.zeros((0, 3))])",
-        ),
+        "import collections\nimport numpy as np\nreturn collections.deque([np.zeros((0, 3))])",
     ),
-    Attack("generator-of-wrong", "38.1", returning("38.1", "return (x for x in [0.0, 0.0, 0.0])")),
+    returns("generator-of-wrong", "38.1", "return (x for x in [0.0, 0.0, 0.0])"),
 ]
 
 
-@pytest.fixture(scope="module")
-def views_run(grader) -> ClassRun:  # noqa: F811 - the imported fixture
-    return run_class(grader, VIEWS, timeout=60)
+VIEWS_CLASS = AttackClass(
+    "views",
+    VIEWS,
+    "values of other types (views, iterators, containers, sparse matrices, numpy scalars) must "
+    "get the official verdict: a wrong one fails, a right one passes",
+)
+test_attack_fails_its_own_step, test_class_runs_clean = class_tests([VIEWS_CLASS])
 
 
-@pytest.mark.parametrize("attack", VIEWS, ids=ids(VIEWS))
-def test_values_of_other_types(views_run, attack):
-    check_attack(views_run, attack)
-
-
-def test_values_of_other_types_runs_clean(views_run):
-    check_class(views_run)
-
-
-def test_reasons_say_what_happened(views_run):
+def test_reasons_say_what_happened(class_runs):  # noqa: F811 - the imported fixture
     """A value NumPy cannot make a plain array of is named as such, never as records that do
     not match the test."""
-    verdicts = {a.name: views_run.verdict(a)[0] for a in VIEWS if not a.passes}
+    run = class_runs(VIEWS_CLASS)
+    verdicts = {a.name: run.verdict(a)[0] for a in VIEWS if not a.passes}
     for name in ("endless-iterator", "every-conversion-raises"):
         reason = verdicts[name]["reason"]
         assert "do not match" not in reason, reason
