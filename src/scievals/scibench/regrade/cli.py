@@ -1,0 +1,53 @@
+"""``scievals regrade SOURCE`` for OpenCompass's SciBench output: every reply graded by the
+``opencompass``, ``faithful`` and ``robust`` scorers, and compared with what OpenCompass
+recorded (``run`` is what the command calls when ``looks_like(SOURCE)``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from functools import partial
+from pathlib import Path
+
+OUT_FILE = "regrade.json"
+
+
+def run(ns: argparse.Namespace) -> int:
+    """Grade SOURCE (``ns.source``); the table on stdout, ``--out DIR`` gets ``regrade.json``.
+
+    Reads ``ns.out``, ``ns.overwrite`` and, where the parser has them, ``ns.version``
+    (``auto``, ``main``, ``old``) and ``ns.data_dir`` (else ``SCIEVALS_SCIBENCH_DIR``)."""
+    from scievals.regrade_out import out_file, stamp, write_whole
+    from scievals.scibench.regrade.compare import compare, table, to_json
+    from scievals.scibench.regrade.grading import choose_version, grade_run
+    from scievals.scibench.regrade.layout import read_source
+
+    say = partial(print, "scievals regrade:", file=sys.stderr)
+    target = out_file(ns.out, ns.overwrite, OUT_FILE)
+    source = read_source(Path(ns.source))
+    for note in source.notes:
+        say(note)
+    for r in source.runs:
+        for note in r.notes:
+            say(f"{r.label}: {note}")
+    data_dir = getattr(ns, "data_dir", None) or os.environ.get("SCIEVALS_SCIBENCH_DIR")
+    books, mapping = choose_version(source.runs, getattr(ns, "version", None) or "auto", data_dir)
+    say(
+        f"{len(source.runs)} OpenCompass SciBench runs in {source.path} ({source.layout}), "
+        f"SciBench data {books.data.describe()}"
+    )
+    comparisons = [compare(grade_run(n, r, books, mapping, say)) for n, r in enumerate(source.runs)]
+    print(table(comparisons))
+    if target is not None:
+        about = {
+            "source": str(source.path),
+            "harness": "opencompass",
+            "layout": source.layout,
+            "data_version": books.data.describe(),
+            **stamp(),
+            "notes": list(source.notes),
+        }
+        write_whole(target, to_json(comparisons, about))
+        say(f"wrote {target}")
+    return 0
