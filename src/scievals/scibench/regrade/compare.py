@@ -57,11 +57,12 @@ def cause(item: Item) -> tuple[str | None, str]:
         )
     unit = official_unit(item.record.unit)
     if unit.rescaled:
+        k = unit.exponent
         return (
             "scale",
-            f"the unit {unit.raw.strip()!r} carries 10^{unit.exponent}: the official rule compares "
-            f"{ours['parsed']!r} with the gold times 10^{unit.exponent}, OpenCompass "
-            f"{theirs['parsed']!r} with the bare {gold!r}",
+            f"the unit '{unit.raw.strip()}' carries 10^{k}: the official rule compares "
+            f"{ours['parsed']!r} with {gold} x 10^{k}, OpenCompass {theirs['parsed']!r} with the "
+            f"bare {gold!r}",
         )
     official = official_extract(item.response)
     if official is None:
@@ -111,11 +112,14 @@ def compare(graded: Graded) -> dict[str, Any]:
     scores = {s: _score(graded.items, s) for s in ("opencompass", "faithful", "robust")}
     theirs = _recorded(graded)
     official = scores["faithful"]
-    difference = (
-        official["percentage"] - theirs["percentage"]
-        if theirs is not None and theirs["percentage"] is not None
-        else None
-    )
+    difference = None
+    if theirs is not None and theirs["percentage"] is not None:
+        recorded_books = {
+            d.book for d in graded.run.datasets if d.recorded and d.recorded.accuracy is not None
+        }
+        same = _score([i for i in graded.items if i.record.book in recorded_books], "faithful")
+        theirs["official_rule_on_these_books"] = same
+        difference = same["percentage"] - theirs["percentage"]
     return {
         "run": run.label,
         "experiment": run.experiment,
@@ -140,6 +144,7 @@ def compare(graded: Graded) -> dict[str, Any]:
         "official_rule": official,
         "robust": scores["robust"],
         "difference_percentage_points": difference,
+        "difference": "the official rule minus the source, on the books the source recorded",
         "differing_problems": _differing(graded.items),
         "recorded_differences": _recorded_differences(graded),
         "not_graded": list(graded.not_graded),
@@ -254,7 +259,7 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
             (
                 c["run"],
                 f"{c['graded']}/{c['predictions']}",
-                _count(theirs) if theirs else "not recorded",
+                _recorded_count(theirs, len(c["books"])) if theirs else "not recorded",
                 _count(c["opencompass_rule"]),
                 _count(c["official_rule"], interval=True),
                 f"{diff:+.1f} pp" if diff is not None else "-",
@@ -284,6 +289,12 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
         ]
         lines += ["  " + line for line in columns(detail)]
     return "\n".join(lines)
+
+
+def _recorded_count(theirs: Mapping[str, Any], books: int) -> str:
+    """The source's score, and over how many of the run's books where not all."""
+    text = _count(theirs)
+    return text if theirs["books"] == books else f"{text}, {theirs['books']} of {books} books"
 
 
 def _count(part: Mapping[str, Any], interval: bool = False) -> str:
