@@ -335,6 +335,9 @@ def hostile_folder(root: Path) -> Path:
             path.write_text('[{"prediction": "x"}]')
         else:
             os.mkfifo(path)
+    elsewhere = root.parent / "elsewhere"  # a model folder linked from outside
+    write_predictions(elsewhere, "scibench-atkins", entries[:2])
+    (root / "predictions" / "escaped").symlink_to(elsewhere)
     # another dataset's file under a SciBench name: a GSM8K prediction, graded nowhere
     gsm = {
         str(i): {"origin_prompt": f"Question: {i} apples?\nAnswer:", "prediction": "4", "gold": "4"}
@@ -357,6 +360,7 @@ def test_hostile_folder_fails_only_what_is_bad(tmp_path):
     for name, _, said in HOSTILE:
         mine = [x for x in lines if f"scibench-{name}.json" in x]
         assert len(mine) == 1 and said in mine[0], (name, mine)
+    assert "scievals regrade: predictions/escaped: a symlink out of the folder: skipped" in lines
     stat = [x for x in lines if "scibench-stat #" in x]
     assert len(stat) == 3 and all("answers no problem" in x for x in stat)
     assert any("1 files not a SciBench dataset: gsm8k" in x for x in lines)
@@ -481,3 +485,15 @@ def test_reader_is_total(data):
         code, _, err = regrade(path.parent)
     assert code in (0, 2)
     assert "Traceback" not in err
+
+
+def test_scicode_options_refused_and_data_options(tmp_path):
+    stamp = experiment(tmp_path)
+    code, _, err = regrade(stamp, "--split", "dev", "--timeout", "5")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"scievals: error: {stamp} is OpenCompass SciBench output: --split and --timeout are "
+        "for SciCode sources"
+    ]
+    code, table, err = regrade(stamp, "--version", "main", "--data-dir", str(DATA))
+    assert code == 0 and f"SciBench data main (local {DATA / 'main'})" in err

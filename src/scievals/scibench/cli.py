@@ -90,6 +90,18 @@ def register(groups: dict) -> None:
     add_arguments(grade, "--output")
     grade.set_defaults(func=_grade)
 
+    regrade = groups["root"].choices.get("regrade")  # SciCode's command, shared
+    if regrade is not None:
+        regrade.add_argument(
+            "--version",
+            choices=["auto", "main", "old"],
+            default="auto",
+            help="SciBench data of OpenCompass predictions (auto: the version they fit)",
+        )
+        regrade.add_argument(
+            "--data-dir", help="local SciBench copy (else SCIEVALS_SCIBENCH_DIR, else download)"
+        )
+
     errors = groups["analyze"].add_parser(
         "scibench-errors",
         help="attribute wrong answers to the ten SciBench skills with a verifier model",

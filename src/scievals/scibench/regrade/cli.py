@@ -18,11 +18,18 @@ def run(ns: argparse.Namespace) -> int:
 
     Reads ``ns.out``, ``ns.overwrite`` and, where the parser has them, ``ns.version``
     (``auto``, ``main``, ``old``) and ``ns.data_dir`` (else ``SCIEVALS_SCIBENCH_DIR``)."""
+    from scievals.inputs import InputError
     from scievals.regrade_out import out_file, stamp, write_whole
     from scievals.scibench.regrade.compare import compare, table, to_json
     from scievals.scibench.regrade.grading import choose_version, grade_run
     from scievals.scibench.regrade.layout import read_source
 
+    given = [f"--{f}" for f in ("split", "h5", "timeout", "sandbox") if getattr(ns, f, None)]
+    if given:
+        raise InputError(
+            f"{ns.source} is OpenCompass SciBench output: {' and '.join(given)} "
+            f"{'is' if len(given) == 1 else 'are'} for SciCode sources"
+        )
     say = partial(print, "scievals regrade:", file=sys.stderr)
     target = out_file(ns.out, ns.overwrite, OUT_FILE)
     source = read_source(Path(ns.source))

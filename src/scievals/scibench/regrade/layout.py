@@ -390,7 +390,9 @@ def _details(details: Any) -> dict[int, tuple[str, bool]] | None:
         return None
     verdicts = {}
     for key, item in details.items():
-        if not (key.isdigit() and isinstance(item, dict) and "predictions" in item):
+        if not (
+            key.isascii() and key.isdigit() and isinstance(item, dict) and "predictions" in item
+        ):
             continue
         extracted = item["predictions"]
         correct = item.get("correct")
