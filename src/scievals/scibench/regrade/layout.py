@@ -193,7 +193,7 @@ def read_source(source: Path) -> Source:
             for r in _experiment_runs(folder, experiment, root, notes, layout)
         ]
     if not any(d.predictions or d.files for r in run for d in r.datasets):
-        others = [n for n in notes if "not a SciBench" in n]
+        others = [n for n in notes if "of other datasets" in n]
         raise InputError(
             f"{source} holds no OpenCompass SciBench predictions (scibench-<book>*.json in "
             "predictions/<model>/, <model>/ or SOURCE)" + (f": {others[0]}" if others else "")
@@ -273,7 +273,8 @@ def _model_runs(
         groups.setdefault((kind, book), {})[None if part is None else int(part)] = path
     if others:
         shown = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-        notes.append(f"{root.name(folder)}: {len(others)} files not a SciBench dataset: {shown}")
+        files = "1 file" if len(others) == 1 else f"{len(others)} files"
+        notes.append(f"{root.name(folder)}: {files} of other datasets: {shown}")
     runs: dict[str, Run] = {}
     for (kind, book), parts in sorted(
         groups.items(), key=lambda kv: (PROMPT_TYPES.index(kv[0][0]), kv[0][1])

@@ -93,14 +93,15 @@ def _looked_up(
         found = [j for j in by_question.get(asked or "", []) if fits(prediction, records[j])]
         if len(found) == 1:
             return Mapped(prediction, found[0], "prompt")
-        why = (
-            "its prompt asks no question of OpenCompass's SciBench templates"
-            if asked is None
-            else f"its prompt's question is no {book} problem"
-            if not found
-            else f"its prompt's question is {book} problems {found}"
-        )
-        return Mapped(prediction, None, why + (" with its gold" if prediction.gold else ""))
+        if asked is None:
+            why = "its prompt is none of OpenCompass's SciBench prompts"
+        elif not found:
+            why = f"no {book} problem has its prompt's question" + (
+                " and gold" if prediction.gold is not None else ""
+            )
+        else:
+            why = f"{book} problems {found} all have its prompt's question"
+        return Mapped(prediction, None, why)
     if prediction.gold is not None:
         found = by_gold.get(prediction.gold.strip(), [])
         if len(found) == 1:
