@@ -9,8 +9,14 @@ import os
 import sys
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 OUT_FILE = "regrade.json"
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless one."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def run(ns: argparse.Namespace) -> int:
@@ -21,8 +27,8 @@ def run(ns: argparse.Namespace) -> int:
     from scievals.inputs import InputError
     from scievals.regrade_out import out_file, stamp, write_whole
     from scievals.scibench.regrade.compare import compare, table, to_json
-    from scievals.scibench.regrade.grading import choose_version, grade_run
-    from scievals.scibench.regrade.layout import read_source
+    from scievals.scibench.regrade.grading import Library, choose_version, grade_run
+    from scievals.scibench.regrade.layout import load, read_source, release
 
     given = [f"--{f}" for f in ("split", "h5", "timeout", "sandbox") if getattr(ns, f, None)]
     if given:
@@ -35,23 +41,31 @@ def run(ns: argparse.Namespace) -> int:
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
-    for r in source.runs:
+    data_dir = getattr(ns, "data_dir", None) or os.environ.get("SCIEVALS_SCIBENCH_DIR")
+    library = Library(data_dir)
+    say(
+        f"{counted(len(source.runs), 'run')} of OpenCompass SciBench output in {source.path} "
+        f"({source.layout})"
+    )
+    comparisons: list[dict[str, Any]] = []
+    versions: set[str] = set()
+    for r in source.runs:  # one at a time: what a run's files hold is dropped once compared
+        load(r)
         for note in r.notes:
             say(f"{r.label}: {note}")
-    data_dir = getattr(ns, "data_dir", None) or os.environ.get("SCIEVALS_SCIBENCH_DIR")
-    books, mapping = choose_version(source.runs, getattr(ns, "version", None) or "auto", data_dir)
-    say(
-        f"{len(source.runs)} OpenCompass SciBench runs in {source.path} ({source.layout}), "
-        f"SciBench data {books.data.describe()}"
-    )
-    comparisons = [compare(grade_run(n, r, books, mapping, say)) for n, r in enumerate(source.runs)]
+        books, mapping = choose_version(r, getattr(ns, "version", None) or "auto", library)
+        if books.data.describe() not in versions:
+            versions.add(books.data.describe())
+            say(f"{r.label}: SciBench data {books.data.describe()}")
+        comparisons.append(compare(grade_run(r, books, mapping, say)))
+        release(r)
     print(table(comparisons))
     if target is not None:
         about = {
             "source": str(source.path),
             "harness": "opencompass",
             "layout": source.layout,
-            "data_version": books.data.describe(),
+            "data_versions": sorted(versions),
             **stamp(),
             "notes": list(source.notes),
         }

@@ -3,7 +3,7 @@ by the ``opencompass``, ``faithful`` and ``robust`` scorers, on the data version
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,21 +53,36 @@ class Books:
         return self._books[book]
 
 
+class Library:
+    """Each SciBench version's books, opened on first use (a version this machine cannot get
+    is remembered as its error)."""
+
+    def __init__(self, data_dir: str | None) -> None:
+        self.data_dir = data_dir
+        self._versions: dict[str, Books | Exception] = {}
+
+    def __getitem__(self, version: str) -> Books | Exception:
+        if version not in self._versions:
+            try:
+                self._versions[version] = Books(version, self.data_dir)
+            except (InputError, ArtifactError, FileNotFoundError) as exc:
+                self._versions[version] = exc
+        return self._versions[version]
+
+
 def choose_version(
-    runs: Sequence[Run], version: str, data_dir: str | None
-) -> tuple[Books, dict[tuple[int, str], list[Mapped]]]:
-    """The data version to grade on (``auto``: the one most predictions fit, main on a tie)
-    and every dataset's mapping on it, keyed by (run number, abbr)."""
-    best: tuple[int, Books, dict[tuple[int, str], list[Mapped]]] | None = None
+    run: Run, version: str, library: Library
+) -> tuple[Books, dict[str, list[Mapped]]]:
+    """The data version to grade ``run`` on (``auto``: the one most of its predictions fit,
+    main on a tie) and each of its datasets' mapping on it, by abbr."""
+    best: tuple[int, Books, dict[str, list[Mapped]]] | None = None
     failed: list[Exception] = []
     for candidate in VERSIONS if version == "auto" else (version,):
+        books = library[candidate]
         try:
-            books = Books(candidate, data_dir)
-            mapping = {
-                (n, d.abbr): map_dataset(d, books(d.book))
-                for n, run in enumerate(runs)
-                for d in run.datasets
-            }
+            if isinstance(books, Exception):
+                raise books
+            mapping = {d.abbr: map_dataset(d, books(d.book)) for d in run.datasets}
         except (InputError, ArtifactError, FileNotFoundError) as exc:
             failed.append(exc)  # with auto, a version this machine lacks is not a candidate
             continue
@@ -80,11 +95,7 @@ def choose_version(
 
 
 def grade_run(
-    number: int,
-    run: Run,
-    books: Books,
-    mapping: dict[tuple[int, str], list[Mapped]],
-    say: Callable[[str], None],
+    run: Run, books: Books, mapping: dict[str, list[Mapped]], say: Callable[[str], None]
 ) -> Graded:
     """Every reply of ``run`` that answers a problem, graded by each of ``GRADE_SCORERS``."""
     graded = Graded(run, books.data.version)
@@ -93,7 +104,7 @@ def grade_run(
     seen: dict[tuple[str, int], str] = {}
     for dataset in run.datasets:
         recorded = dataset.recorded.verdicts if dataset.recorded else None
-        for m in mapping[(number, dataset.abbr)]:
+        for m in mapping[dataset.abbr]:
             where = f"{dataset.abbr} #{m.prediction.position}"
             if m.prediction.response is None:
                 graded.not_graded.append(f"{where}: {m.prediction.why}: not graded")

@@ -77,33 +77,6 @@ class Recorded:
     """Position -> (what its postprocessor extracted, its verdict), from ``details``."""
 
 
-@dataclass
-class Dataset:
-    """One book of one run: its prediction files joined, and its recorded result."""
-
-    abbr: str
-    book: str
-    files: tuple[str, ...]
-    predictions: list[Prediction]
-    recorded: Recorded | None = None
-
-
-@dataclass
-class Run:
-    """One model under one of OpenCompass's four SciBench prompts, book by book."""
-
-    experiment: str | None
-    model: str
-    prompt_type: str
-    datasets: list[Dataset] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def label(self) -> str:
-        where = f"{self.experiment}/{self.model}" if self.experiment else self.model
-        return f"{where} {self.prompt_type}"
-
-
 @dataclass(frozen=True)
 class Folder:
     """SOURCE's folder: ``real`` bounds what is read, ``shown`` is how paths are named."""
@@ -114,6 +87,39 @@ class Folder:
     def name(self, path: Path) -> str:
         """``path`` as named below SOURCE."""
         return os.path.relpath(path, self.shown)
+
+
+@dataclass
+class Dataset:
+    """One book of one run: its prediction files, to be joined, and its results file; what
+    they hold is read by ``load`` (one run at a time: an archive of many models is never held
+    whole) and dropped by ``release``."""
+
+    abbr: str
+    book: str
+    paths: tuple[Path, ...]
+    results: Path | None
+    files: tuple[str, ...]
+    """``paths`` as named below SOURCE."""
+    predictions: list[Prediction] = field(default_factory=list)
+    recorded: Recorded | None = None
+
+
+@dataclass
+class Run:
+    """One model under one of OpenCompass's four SciBench prompts, book by book."""
+
+    experiment: str | None
+    model: str
+    prompt_type: str
+    root: Folder
+    datasets: list[Dataset] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        where = f"{self.experiment}/{self.model}" if self.experiment else self.model
+        return f"{where} {self.prompt_type}"
 
 
 @dataclass(frozen=True)
@@ -182,6 +188,10 @@ def read_source(source: Path) -> Source:
             )
         real = source.resolve()
         root = Folder(source.absolute().parent, real.parent)
+        try:  # SOURCE itself: what it is not is the error, not a note
+            list(_predictions(read_json(source, root.real), 0))
+        except Unreadable as exc:
+            raise InputError(f"{source}: {str(exc).removesuffix(': skipped')}") from None
         run = _model_runs(source.parent, None, real.parent.name, [source], None, notes, root)
         layout = "file"
     else:
@@ -192,7 +202,7 @@ def read_source(source: Path) -> Source:
             for experiment, folder in experiments
             for r in _experiment_runs(folder, experiment, root, notes, layout)
         ]
-    if not any(d.predictions or d.files for r in run for d in r.datasets):
+    if not any(d.paths for r in run for d in r.datasets):
         others = [n for n in notes if "of other datasets" in n]
         raise InputError(
             f"{source} holds no OpenCompass SciBench predictions (scibench-<book>*.json in "
@@ -279,23 +289,35 @@ def _model_runs(
     for (kind, book), parts in sorted(
         groups.items(), key=lambda kv: (PROMPT_TYPES.index(kv[0][0]), kv[0][1])
     ):
-        run = runs.setdefault(kind, Run(experiment, model, kind))
+        run = runs.setdefault(kind, Run(experiment, model, kind, root))
         abbr = f"scibench-{book}" + ("" if kind == "zs" else f"_{kind}")
         files = _joined(parts, run, root)
-        dataset = Dataset(abbr, book, tuple(root.name(p) for p in files), [])
-        position = 0
-        for path in files:
+        recorded = results / f"{abbr}.json" if results is not None else None
+        names = tuple(root.name(p) for p in files)
+        run.datasets.append(Dataset(abbr, book, tuple(files), recorded, names))
+    return list(runs.values())
+
+
+def load(run: Run) -> None:
+    """Read each dataset's prediction files and results file (each refused file a note)."""
+    root = run.root
+    for dataset in run.datasets:
+        dataset.predictions = []
+        for path in dataset.paths:
             try:
                 entries = read_json(path, root.real)
-                dataset.predictions += list(_predictions(entries, position))
+                dataset.predictions += list(_predictions(entries, len(dataset.predictions)))
             except Unreadable as exc:
                 run.notes.append(f"{root.name(path)}: {exc}")
                 break  # positions after it are unknown
-            position = len(dataset.predictions)
-        if results is not None:
-            dataset.recorded = _recorded(results / f"{abbr}.json", root, run)
-        run.datasets.append(dataset)
-    return list(runs.values())
+        if dataset.results is not None:
+            dataset.recorded = _recorded(dataset.results, root, run)
+
+
+def release(run: Run) -> None:
+    """Drop what ``load`` read."""
+    for dataset in run.datasets:
+        dataset.predictions, dataset.recorded = [], None
 
 
 def _joined(parts: dict[int | None, Path], run: Run, root: Folder) -> list[Path]:
