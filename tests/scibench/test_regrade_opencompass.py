@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from timing import must_end
 
@@ -472,34 +472,44 @@ ENTRY = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=60)
-@given(
+DETAIL = st.fixed_dictionaries(
+    {}, optional={"predictions": JSON | st.text(), "references": JSON, "correct": JSON}
+)
+RESULT = st.fixed_dictionaries(
+    {},
+    optional={
+        "accuracy": JSON,
+        "error": JSON,
+        "details": st.dictionaries(st.text(max_size=3), DETAIL | JSON, max_size=4)
+        | st.lists(DETAIL, max_size=4)
+        | JSON,
+    },
+)
+ANY_FILE = (
     st.binary(max_size=300)
     | JSON.map(lambda v: json.dumps(v).encode())
     | st.lists(ENTRY, max_size=4).map(
         lambda es: json.dumps({str(i): e for i, e in enumerate(es)}).encode()
     )
 )
-def test_reader_is_total(data):
-    """Any bytes as a prediction file: a result or one-line errors, never a traceback."""
+
+
+@settings(max_examples=80)
+@given(ANY_FILE, ANY_FILE | RESULT.map(lambda r: json.dumps(r).encode()))
+@example(b"{}", b'{"accuracy": Infinity}')
+@example(
+    b'{"0": {"prediction": "1"}}', b'{"accuracy": NaN, "details": {"\xc2\xb2": {"predictions": 1}}}'
+)
+def test_reader_is_total(predictions, results):
+    """Any bytes as a prediction file and as its results file: a table or one-line errors,
+    never a traceback."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "m" / "scibench-atkins.json"
-        path.parent.mkdir()
-        path.write_bytes(data)
-        code, _, err = regrade(path.parent)
+        for kind, data in (("predictions", predictions), ("results", results)):
+            path = Path(folder) / kind / "m" / "scibench-atkins.json"
+            path.parent.mkdir(parents=True)
+            path.write_bytes(data)
+        code, _, err = regrade(Path(folder))
     assert code in (0, 2)
     assert "Traceback" not in err
-
-
-def test_scicode_options_refused_and_data_options(tmp_path):
-    stamp = experiment(tmp_path)
-    code, _, err = regrade(stamp, "--split", "dev", "--timeout", "5")
-    assert code == 2
-    assert err.strip().splitlines() == [
-        f"scievals: error: {stamp} is OpenCompass SciBench output: --split and --timeout are "
-        "for SciCode sources"
-    ]
-    code, table, err = regrade(stamp, "--version", "main", "--data-dir", str(DATA))
-    assert code == 0 and f"scripted-api zs: SciBench data main (local {DATA / 'main'})" in err

@@ -401,6 +401,9 @@ def _recorded(path: Path, root: Folder, run: Run) -> Recorded | None:
     accuracy = result.get("accuracy")
     if isinstance(accuracy, bool) or not isinstance(accuracy, int | float):
         accuracy = None
+    elif not 0 <= accuracy <= 100:  # NaN too
+        run.notes.append(f"{where}: its accuracy {accuracy!r} is not a percentage: not read")
+        accuracy = None
     return Recorded(where, accuracy, _details(result.get("details")))
 
 
