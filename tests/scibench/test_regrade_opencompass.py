@@ -289,6 +289,29 @@ def test_mapping(case, expected):
     assert mapped[0].how.startswith(how)
 
 
+CHAT_TEMPLATE = "<|im_start|>user\n{}<|im_end|>\n<|im_start|>assistant\n"
+
+
+@pytest.mark.parametrize("prompt_type", ["zs", "zs-cot", "fs", "fs-cot"])
+@pytest.mark.parametrize("form", ["api turns", "base string", "chat template"])
+def test_each_prompt_is_found_by_its_question(prompt_type, form):
+    """A file that left its first problem out: each prediction is found by the question its
+    prompt asks, in every prompt OpenCompass's config builds and every form it keeps it in."""
+    from scievals.scibench.regrade.layout import Dataset, Prediction
+
+    records = book("quan")
+    predictions = []
+    for i, r in enumerate(records[1:]):
+        kept = prompt(r, prompt_type, api=form == "api turns")
+        if form == "chat template":
+            kept = CHAT_TEMPLATE.format(kept)
+        text = "\n".join(t["prompt"] for t in kept) if isinstance(kept, list) else kept
+        predictions.append(Prediction(i, "x", text, r.answer_number.strip()))
+    dataset = Dataset("scibench-quan", "quan", (), None, (), predictions)
+    mapped = map_dataset(dataset, records)
+    assert [(m.index, m.how) for m in mapped] == [(i + 1, "prompt") for i in range(len(mapped))]
+
+
 def test_old_data_chosen_when_it_fits(tmp_path):
     """OpenCompass's data bundle may be the paper-era SciBench: class has 47 problems there."""
     entries = [entry(r, reply(r)) for r in book("class", "old")]

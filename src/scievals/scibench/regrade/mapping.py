@@ -22,7 +22,9 @@ TAIL_CHARS = 4096
 """How far from its end a prompt is looked into, past the question: OpenCompass's templates end
 with the question and a cue ("\\nAnswer:", "\\nExplanation for Problem 6: "), a chat template
 adds a few tokens; a long prompt is not searched whole."""
-QUESTION_STARTS = ("Problem 6: ", "Problem: ")
+QUESTION_STARTS = ("\n\nProblem 6: ", "\n\nProblem: ")
+"""Where each template puts the question: after its instruction or few-shot examples and a blank
+line (a bare "Problem 6: " is also the end of "Explanation for Problem 6: ")."""
 QUESTION_ENDS = ("\nExplanation for Problem 6:", "\nAnswer:")
 
 
@@ -46,8 +48,9 @@ def fits(prediction: Prediction, record: Record) -> bool:
 
 
 def asked_question(prompt: str) -> str | None:
-    """The question OpenCompass's template put in ``prompt`` (after its last "Problem: " or
-    "Problem 6: ", up to the cue that follows), or None where the prompt is not its template."""
+    """The question OpenCompass's template put in ``prompt`` (after its last "\\n\\nProblem: "
+    or "\\n\\nProblem 6: ", up to the cue that follows), or None where the prompt is not its
+    template."""
     tail = prompt[-TAIL_CHARS * 8 :]
     for start_marker in QUESTION_STARTS:
         start = tail.rfind(start_marker)
