@@ -128,6 +128,8 @@ SPECIAL = {
     ("atkins", 4): "The answer is 0",  # gold "0", no box: extraction
     ("atkins", 5): "The answer is \\boxed{-1200}.",  # wrong; its results file claims right
     ("chemmc", 1): "The answer is \\boxed{3.52}.",  # unit 10^{-19} J: scale
+    ("chemmc", 10): "The answer is 6.6",  # unit 10^{-23}..., no box: extraction, not scale
+    ("chemmc", 12): "Therefore, the answer is \\boxed{7 \\times 10^{-22}}.",  # its brace cut
     ("diff", 18): "The answer is \\boxed{89,034.79}.",  # gold "89,034.79": gold
 }
 EXPECTED_CAUSES = {
@@ -136,6 +138,8 @@ EXPECTED_CAUSES = {
     ("atkins", 4): ("extraction", True, False),
     ("atkins", 5): ("recorded", True, False),
     ("chemmc", 1): ("scale", True, False),
+    ("chemmc", 10): ("extraction", True, False),
+    ("chemmc", 12): ("extraction", False, True),
     ("diff", 18): ("gold", True, False),
 }
 
@@ -204,7 +208,7 @@ def test_comparison_names_each_cause(tmp_path):
     rows = {(r["book"], r["index"]): r for r in api["differing_problems"]}
     expected = expected_causes()
     assert {k: (r["cause"], r["source"], r["official"]) for k, r in rows.items()} == expected
-    assert {("diff", 26), ("diff", 38), ("chemmc", 10)} <= set(expected)
+    assert {("diff", 26), ("diff", 38), ("chemmc", 14)} <= set(expected)
     assert rows[("atkins", 5)]["source_from"] == "recorded"
     assert rows[("chemmc", 1)]["source_from"] == "rule"
     # the recorded score: atkins' and chemmc's results files (diff has none)
@@ -371,6 +375,7 @@ def hostile_folder(root: Path) -> Path:
     }
     dump(model / "scibench-stat.json", gsm)
     dump(model / "gsm8k.json", gsm)
+    (model / "scibench-stat\n_fs.json").write_text("{}")  # a name of two lines: still one line
     return root
 
 
@@ -389,7 +394,9 @@ def test_hostile_folder_fails_only_what_is_bad(tmp_path):
     assert "scievals regrade: predictions/escaped: a symlink out of the folder: skipped" in lines
     stat = [x for x in lines if "scibench-stat #" in x]
     assert len(stat) == 3 and all("answers no problem" in x for x in stat)
-    assert any("predictions/m: 1 file of other datasets: gsm8k" in x for x in lines)
+    assert any(
+        "predictions/m: 2 files of other datasets: gsm8k, scibench-stat\\n_fs" in x for x in lines
+    )
     assert "gsm8k" not in table
     row = table.splitlines()[1].split()
     assert row[:3] == ["m", "zs", f"{len(book('atkins'))}/{len(book('atkins')) + 3}"]

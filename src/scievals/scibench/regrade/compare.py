@@ -21,6 +21,8 @@ from scievals.scibench.regrade.grading import Graded, Item
 from scievals.scibench.regrade.layout import VARIANTS
 from scievals.scibench.units import official_unit
 
+QUOTED = 60
+"""Characters of an answer a sentence quotes."""
 CAUSES = ("recorded", "gold", "scale", "extraction", "exact match")
 """``recorded``: the results file's verdict is not what OpenCompass's rule gives the reply;
 ``gold``: the official code cannot read the gold as a number; ``scale``: the unit carries 10^k,
@@ -45,45 +47,51 @@ def cause(item: Item) -> tuple[str | None, str]:
         return (
             "recorded",
             f"its results file records {_word(item.recorded[1])} (extracted "
-            f"{item.recorded[0]!r}); OpenCompass's extraction and exact match give "
-            f"{_word(theirs['correct'])} on this reply ({theirs['parsed']!r}): another evaluator "
+            f"{_q(item.recorded[0])}); OpenCompass's extraction and exact match give "
+            f"{_word(theirs['correct'])} on this reply ({_q(theirs['parsed'])}): another evaluator "
             "or postprocessor, or an edited file",
         )
     if not _number(gold):
         return (
             "gold",
-            f"the official code cannot read the gold {gold!r} as a number (float() fails): wrong "
+            f"the official code cannot read the gold {_q(gold)} as a number (float() fails): wrong "
             "for every reply",
-        )
-    unit = official_unit(item.record.unit)
-    if unit.rescaled:
-        k = unit.exponent
-        return (
-            "scale",
-            f"the unit '{unit.raw.strip()}' carries 10^{k}: the official rule compares "
-            f"{ours['parsed']!r} with {gold} x 10^{k}, OpenCompass {theirs['parsed']!r} with the "
-            f"bare {gold!r}",
         )
     official = official_extract(item.response)
     if official is None:
         return (
             "extraction",
             "no \\boxed{...} that the official rule reads; OpenCompass read "
-            f"{theirs['parsed']!r} ({_how(theirs['rule'])})",
+            f"{_q(theirs['parsed'])} ({_how(theirs['rule'])})",
         )
     if official != theirs["parsed"]:
         return (
             "extraction",
-            f"OpenCompass read {theirs['parsed']!r} ({_how(theirs['rule'])}), the official rule "
-            f"{official!r} (the last \\boxed{{}})",
+            f"OpenCompass read {_q(theirs['parsed'])} ({_how(theirs['rule'])}), the official rule "
+            f"{_q(official)} (the last \\boxed{{}})",
+        )
+    unit = official_unit(item.record.unit)
+    if unit.rescaled:
+        k = unit.exponent
+        return (
+            "scale",
+            f"the unit {_q(unit.raw.strip())} carries 10^{k}: the official rule compares "
+            f"{_q(ours['parsed'])} with {gold} x 10^{k}, OpenCompass {_q(theirs['parsed'])} with the "
+            f"bare {_q(gold)}",
         )
     if ours["correct"]:
         return (
             "exact match",
-            f"both read {official!r}: within the official 5% of {gold}, but OpenCompass asks for "
+            f"both read {_q(official)}: within the official 5% of {gold}, but OpenCompass asks for "
             "the gold's string exactly",
         )
-    return None, f"the official rule: {ours['rule']} ({ours['parsed']!r})"
+    return None, f"the official rule: {ours['rule']} ({_q(ours['parsed'])})"
+
+
+def _q(value: object) -> str:
+    """A value quoted on one short line: a parsed answer may be a whole reply."""
+    text = str(value).replace("\n", "\\n")
+    return f"'{text[:QUOTED]}...'" if len(text) > QUOTED else f"'{text}'"
 
 
 def _how(rule: str) -> str:

@@ -85,8 +85,13 @@ class Folder:
     real: Path
 
     def name(self, path: Path) -> str:
-        """``path`` as named below SOURCE."""
-        return os.path.relpath(path, self.shown)
+        """``path`` as named below SOURCE, on one line."""
+        return printable(os.path.relpath(path, self.shown))
+
+
+def printable(name: str) -> str:
+    """A file name as one line of text: a newline or other control character escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in name)
 
 
 @dataclass
@@ -119,7 +124,7 @@ class Run:
     @property
     def label(self) -> str:
         where = f"{self.experiment}/{self.model}" if self.experiment else self.model
-        return f"{where} {self.prompt_type}"
+        return f"{printable(where)} {self.prompt_type}"
 
 
 @dataclass(frozen=True)
@@ -270,7 +275,7 @@ def _model_runs(
         match = DATASET_FILE.fullmatch(path.name)
         if match is None:
             if path.suffix == ".json" and not path.name.startswith("tmp_"):
-                others.append(path.name.removesuffix(".json"))
+                others.append(printable(path.name.removesuffix(".json")))
             elif path.name.startswith("tmp_scibench-"):
                 notes.append(
                     f"{root.name(path)}: OpenCompass's unfinished inference (tmp_ file): skipped"
