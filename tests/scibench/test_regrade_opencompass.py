@@ -392,8 +392,12 @@ def test_hostile_folder_fails_only_what_is_bad(tmp_path):
         mine = [x for x in lines if f"scibench-{name}.json" in x]
         assert len(mine) == 1 and said in mine[0], (name, mine)
     assert "scievals regrade: predictions/escaped: a symlink out of the folder: skipped" in lines
-    stat = [x for x in lines if "scibench-stat #" in x]
-    assert len(stat) == 3 and all("answers no problem" in x for x in stat)
+    stat = [x for x in lines if "scibench-stat" in x and "other datasets" not in x]
+    assert stat == [
+        "scievals regrade: m zs: scibench-stat: none of its 3 predictions answers a stat problem "
+        "(the first: its prompt is none of OpenCompass's SciBench prompts): a file of another "
+        "dataset? not graded"
+    ]
     assert any(
         "predictions/m: 2 files of other datasets: gsm8k, scibench-stat\\n_fs" in x for x in lines
     )
@@ -543,3 +547,20 @@ def test_reader_is_total(predictions, results):
         code, _, err = regrade(Path(folder))
     assert code in (0, 2)
     assert "Traceback" not in err
+
+
+def test_lines_about_one_file_are_bounded(tmp_path):
+    """30 entries without a gradable reply: 20 lines, then one that counts the rest."""
+    entries = [entry(r, reply(r)) for r in book("atkins")]
+    for e in entries[:30]:
+        e["prediction"] = ["a", "b"]  # repeated samples
+    write_predictions(tmp_path / "m", "scibench-atkins", entries)
+    code, table, err = regrade(tmp_path / "m")
+    assert code == 0
+    about = [x for x in err.splitlines() if "scibench-atkins" in x]
+    assert len(about) == 21
+    assert about[0].endswith(
+        "scibench-atkins #0: a list of 2 predictions (repeated samples): not graded"
+    )
+    assert about[-1].endswith("scibench-atkins: 10 more predictions not graded")
+    assert f"{len(entries) - 30}/{len(entries)}" in table

@@ -40,6 +40,18 @@ class Graded:
     """One line per prediction that was not graded, and why."""
 
 
+MAX_LINES = 20
+"""Lines about one dataset's predictions; past them, one line counts the rest."""
+
+
+def _bound(lines: list[str], start: int, abbr: str) -> None:
+    """Keep at most ``MAX_LINES`` of ``lines[start:]``, and a line that counts the others."""
+    if len(lines) - start > MAX_LINES:
+        rest = len(lines) - start - MAX_LINES
+        del lines[start + MAX_LINES :]
+        lines.append(f"{abbr}: {rest} more predictions not graded")
+
+
 class Books:
     """The test problems of each book of one data version, read once."""
 
@@ -104,24 +116,31 @@ def grade_run(
     seen: dict[tuple[str, int], str] = {}
     for dataset in run.datasets:
         recorded = dataset.recorded.verdicts if dataset.recorded else None
-        for m in mapping[dataset.abbr]:
+        mapped = mapping[dataset.abbr]
+        if mapped and all(m.index is None for m in mapped):
+            graded.not_graded.append(
+                f"{dataset.abbr}: none of its {len(mapped)} predictions answers a {dataset.book} "
+                f"problem (the first: {mapped[0].how}): a file of another dataset? not graded"
+            )
+            continue
+        lines_before = len(graded.not_graded)
+        for m in mapped:
             where = f"{dataset.abbr} #{m.prediction.position}"
+            key = None if m.index is None else (dataset.book, m.index)
             if m.prediction.response is None:
                 graded.not_graded.append(f"{where}: {m.prediction.why}: not graded")
-                continue
-            if m.index is None:
+            elif key is None:
                 graded.not_graded.append(f"{where}: answers no problem ({m.how}): not graded")
-                continue
-            key = (dataset.book, m.index)
-            if key in seen:
+            elif key in seen:
                 graded.not_graded.append(
                     f"{where}: answers {dataset.book} {m.index}, as {seen[key]} does: graded once"
                 )
-                continue
-            seen[key] = where
-            file = Path(dataset.files[0]) if dataset.files else Path(dataset.abbr)
-            lines.append(JsonLine(file, m.prediction.position, (*key, m.prediction.response)))
-            kept.append((dataset.abbr, m, (recorded or {}).get(m.prediction.position)))
+            else:
+                seen[key] = where
+                file = Path(dataset.files[0]) if dataset.files else Path(dataset.abbr)
+                lines.append(JsonLine(file, m.prediction.position, (*key, m.prediction.response)))
+                kept.append((dataset.abbr, m, (recorded or {}).get(m.prediction.position)))
+        _bound(graded.not_graded, lines_before, dataset.abbr)
     for line in graded.not_graded:
         say(f"{run.label}: {line}")
     verdicts = {s: list(grade_lines(lines, books.data, s)) for s in GRADE_SCORERS}

@@ -370,7 +370,7 @@ def _prediction(entry: Any, position: int) -> Prediction:
     if isinstance(response, str):
         return Prediction(position, response, prompt, gold)
     if isinstance(response, list):
-        why = f"a list of {len(response)} predictions (repeated samples): not graded"
+        why = f"a list of {len(response)} predictions (repeated samples)"
     else:
         why = f"its prediction is {type(response).__name__ if response is not None else 'missing'}"
     return Prediction(position, None, prompt, gold, why)
