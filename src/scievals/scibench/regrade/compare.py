@@ -18,7 +18,7 @@ from scievals.regrade_out import columns
 from scievals.scibench.faithful import official_extract
 from scievals.scibench.metrics import Row, summary
 from scievals.scibench.regrade.grading import Graded, Item
-from scievals.scibench.regrade.layout import VARIANTS
+from scievals.scibench.regrade.layout import VARIANTS, Dataset, Recorded
 from scievals.scibench.units import official_unit
 
 QUOTED = 60
@@ -122,9 +122,7 @@ def compare(graded: Graded) -> dict[str, Any]:
     official = scores["faithful"]
     difference = None
     if theirs is not None and theirs["percentage"] is not None:
-        recorded_books = {
-            d.book for d in graded.run.datasets if d.recorded and d.recorded.accuracy is not None
-        }
+        recorded_books = {d.book for d, _, _ in _accuracies(graded)}
         same = _score([i for i in graded.items if i.record.book in recorded_books], "faithful")
         theirs["official_rule_on_these_books"] = same
         difference = same["percentage"] - theirs["percentage"]
@@ -184,23 +182,31 @@ def _score(items: Sequence[Item], scorer: str) -> dict[str, Any]:
     }
 
 
+def _accuracies(graded: Graded) -> list[tuple[Dataset, Recorded, float]]:
+    """The run's books whose results file records an accuracy."""
+    return [
+        (d, d.recorded, d.recorded.accuracy)
+        for d in graded.run.datasets
+        if d.recorded is not None and d.recorded.accuracy is not None
+    ]
+
+
 def _recorded(graded: Graded) -> dict[str, Any] | None:
     """The source's numbers: each book's recorded accuracy times its predictions, summed (its
     summarizer's unweighted mean over books beside it)."""
-    books = [d for d in graded.run.datasets if d.recorded and d.recorded.accuracy is not None]
+    books = _accuracies(graded)
     if not books:
         return None
-    correct = sum(round(d.recorded.accuracy * len(d.predictions) / 100) for d in books)  # type: ignore[union-attr]
-    total = sum(len(d.predictions) for d in books)
-    accuracies = [d.recorded.accuracy for d in books]  # type: ignore[union-attr]
+    correct = sum(round(accuracy * len(d.predictions) / 100) for d, _, accuracy in books)
+    total = sum(len(d.predictions) for d, _, _ in books)
     return {
-        "results_files": [d.recorded.file for d in books],  # type: ignore[union-attr]
+        "results_files": [r.file for _, r, _ in books],
         "books": len(books),
         "correct": correct,
         "total": total,
         "percentage": 100 * correct / total if total else None,
-        "opencompass_average": sum(accuracies) / len(accuracies),  # type: ignore[arg-type]
-        "per_problem": any(d.recorded.verdicts for d in books),  # type: ignore[union-attr]
+        "opencompass_average": sum(accuracy for _, _, accuracy in books) / len(books),
+        "per_problem": any(r.verdicts for _, r, _ in books),
     }
 
 
@@ -209,16 +215,16 @@ def _recorded_differences(graded: Graded) -> list[str]:
     predictions (where every prediction was graded): the results are not of these replies, or
     not of this rule."""
     lines = []
-    for d in graded.run.datasets:
+    for d, _, accuracy in _accuracies(graded):
         items = [i for i in graded.items if i.abbr == d.abbr]
-        if d.recorded is None or d.recorded.accuracy is None or len(items) != len(d.predictions):
+        if len(items) != len(d.predictions):
             continue
         n = len(items)
-        recorded = round(d.recorded.accuracy * n / 100)
+        recorded = round(accuracy * n / 100)
         rule = sum(bool(i.verdicts["opencompass"]["correct"]) for i in items)
         if recorded != rule:
             lines.append(
-                f"{d.abbr}: its results file records {d.recorded.accuracy:g}% ({recorded}/{n}); "
+                f"{d.abbr}: its results file records {accuracy:g}% ({recorded}/{n}); "
                 f"OpenCompass's rule gives its predictions {rule}/{n}"
             )
     return lines

@@ -197,23 +197,23 @@ def read_source(source: Path) -> Source:
             list(_predictions(read_json(source, root.real), 0))
         except Unreadable as exc:
             raise InputError(f"{source}: {str(exc).removesuffix(': skipped')}") from None
-        run = _model_runs(source.parent, None, real.parent.name, [source], None, notes, root)
+        runs = _model_runs(source.parent, None, real.parent.name, [source], None, notes, root)
         layout = "file"
     else:
         root = Folder(source.absolute(), source.resolve())
         layout, experiments = _experiments(source, root, notes)
-        run = [
+        runs = [
             r
             for experiment, folder in experiments
             for r in _experiment_runs(folder, experiment, root, notes, layout)
         ]
-    if not any(d.paths for r in run for d in r.datasets):
+    if not any(d.paths for r in runs for d in r.datasets):
         others = [n for n in notes if "of other datasets" in n]
         raise InputError(
             f"{source} holds no OpenCompass SciBench predictions (scibench-<book>*.json in "
             "predictions/<model>/, <model>/ or SOURCE)" + (f": {others[0]}" if others else "")
         )
-    return Source(source, layout, tuple(run), tuple(notes))
+    return Source(source, layout, tuple(runs), tuple(notes))
 
 
 def _experiments(
@@ -228,7 +228,7 @@ def _experiments(
         kept = []
         for child in stamped:
             if inside(child, root.real) is None:
-                notes.append(f"{child.name}: a symlink out of the folder: skipped")
+                notes.append(f"{root.name(child)}: a symlink out of the folder: skipped")
             else:
                 kept.append((child.name, child))
         return "outputs", kept
