@@ -92,6 +92,12 @@ def register(groups: dict) -> None:
 
     regrade = groups["root"].choices.get("regrade")  # SciCode's command, shared
     if regrade is not None:
+        regrade.description = (regrade.description or "") + (
+            " SOURCE may also be OpenCompass's SciBench output (outputs/<config>/[<timestamp>/], "
+            "its predictions/, one model's folder or a scibench-<book>*.json file): every reply "
+            "is graded by the opencompass, faithful and robust scorers and compared, problem by "
+            "problem, with OpenCompass's results files."
+        )
         regrade.add_argument(
             "--version",
             choices=["auto", "main", "old"],
