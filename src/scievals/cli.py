@@ -12,6 +12,7 @@ import math
 import sys
 from collections.abc import Sequence
 from functools import cache
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scievals.artifacts import ArtifactError
@@ -369,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
+    if ns.command == "regrade" and not ns.verify:
+        from scievals.scibench.regrade import looks_like, run  # OpenCompass's SciBench output
+
+        ns.func = run if looks_like(Path(ns.source)) else ns.func
     try:
         return int(ns.func(ns) or 0)
     except KeyboardInterrupt:

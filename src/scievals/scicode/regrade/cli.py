@@ -5,40 +5,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from datetime import UTC, datetime
 from functools import partial
-from importlib.metadata import version
 from pathlib import Path
+
+from scievals.regrade_out import out_file, stamp, write_whole
 
 OUT_FILE = "regrade.json"
 VERIFY_FILE = "verify.json"
-
-
-def _out_file(out: str | None, overwrite: bool, name: str = OUT_FILE) -> Path | None:
-    """Where the JSON goes, checked before any grading (one line when it cannot go there)."""
-    from scievals.inputs import InputError
-
-    if out is None:
-        return None
-    folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise InputError(f"--out {out} is not a folder: name a folder for {name}")
-    if not folder.parent.is_dir():
-        raise InputError(f"--out {out}: folder {folder.parent} does not exist")
-    target = folder / name
-    if target.exists() and not overwrite:
-        raise InputError(f"{target} exists: pass --overwrite to replace it")
-    return target
-
-
-def _write(target: Path, text: str) -> None:
-    """``text`` into ``target`` whole or not at all."""
-    target.parent.mkdir(exist_ok=True)
-    part = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, target)
 
 
 def _run(ns: argparse.Namespace) -> int:
@@ -50,7 +24,7 @@ def _run(ns: argparse.Namespace) -> int:
     from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
 
     say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = _out_file(ns.out, ns.overwrite)
+    target = out_file(ns.out, ns.overwrite, OUT_FILE)
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
@@ -73,10 +47,10 @@ def _run(ns: argparse.Namespace) -> int:
             "layout": source.layout,
             "split": config.split,
             "grading": config.record(),
-            **_stamp(),
+            **stamp(),
             "notes": list(source.notes),
         }
-        _write(target, to_json(comparisons, about))
+        write_whole(target, to_json(comparisons, about))
         say(f"wrote {target}")
     return 0
 
@@ -99,7 +73,7 @@ def _verify(ns: argparse.Namespace) -> int:
             f"--verify grades under the log's own protocol: drop {' and '.join(given)}"
         )
     say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = _out_file(ns.out, ns.overwrite, VERIFY_FILE)
+    target = out_file(ns.out, ns.overwrite, VERIFY_FILE)
     shared = read_log(Path(ns.source), ns.h5, ns.sandbox)
     config = shared.config
     say(
@@ -126,20 +100,15 @@ def _verify(ns: argparse.Namespace) -> int:
             "task": shared.task,
             "recorded_config": shared.recorded,
             "grading": config.record(),
-            **_stamp(),
+            **stamp(),
             "clean": result.clean,
             "differences": result.differences,
             "notes": result.notes,
             "verdicts": result.verdicts,
         }
-        _write(target, json.dumps(about, indent=1) + "\n")
+        write_whole(target, json.dumps(about, indent=1) + "\n")
         say(f"wrote {target}")
     return 0 if result.clean else 1
-
-
-def _stamp() -> dict[str, str]:
-    """Which scievals wrote a result file, and when (both result files carry it)."""
-    return {"scievals": version("scievals"), "date": datetime.now(UTC).date().isoformat()}
 
 
 def add_regrade(groups: dict) -> None:

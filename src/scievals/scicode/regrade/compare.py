@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scievals.regrade_out import columns
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
 from scievals.scicode.regrade.official_folder import Answer, Recorded, Run, relative
@@ -303,7 +304,7 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
                 str(len(differ)) if differ is not None else "-",
             )
         )
-    lines = _columns(rows)
+    lines = columns(rows)
     for c in comparisons:
         differ = c["differing_steps"] or []
         problems = c["differing_problems"] or []
@@ -331,7 +332,7 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
             )
             for r in problems
         ]
-        lines += ["  " + line for line in _columns(detail)]
+        lines += ["  " + line for line in columns(detail)]
     return "\n".join(lines)
 
 
@@ -352,15 +353,6 @@ def _verdict(value: bool | None) -> str:
 
 def _solved(value: bool) -> str:
     return "solved" if value else "not solved"
-
-
-def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
-    """Rows as left-aligned columns (the last column is not padded)."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    return [
-        "  ".join([cell.ljust(w) for cell, w in zip(row, widths, strict=False)] + [row[-1]])
-        for row in rows
-    ]
 
 
 def to_json(comparisons: Sequence[dict[str, Any]], about: Mapping[str, Any]) -> str:

@@ -1,0 +1,51 @@
+"""What every ``scievals regrade`` source writes: its terminal table, and its JSON file whole.
+
+Shared by the SciCode and SciBench re-grades, which import nothing of each other.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+
+from scievals.inputs import InputError
+
+
+def out_file(out: str | None, overwrite: bool, name: str) -> Path | None:
+    """Where the JSON goes, checked before any grading (one line when it cannot go there)."""
+    if out is None:
+        return None
+    folder = Path(out)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--out {out} is not a folder: name a folder for {name}")
+    if not folder.parent.is_dir():
+        raise InputError(f"--out {out}: folder {folder.parent} does not exist")
+    target = folder / name
+    if target.exists() and not overwrite:
+        raise InputError(f"{target} exists: pass --overwrite to replace it")
+    return target
+
+
+def write_whole(target: Path, text: str) -> None:
+    """``text`` into ``target`` whole or not at all."""
+    target.parent.mkdir(exist_ok=True)
+    part = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    part.write_text(text, encoding="utf-8")
+    os.replace(part, target)
+
+
+def stamp() -> dict[str, str]:
+    """Which scievals wrote a result file, and when (every result file carries it)."""
+    return {"scievals": version("scievals"), "date": datetime.now(UTC).date().isoformat()}
+
+
+def columns(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Rows as left-aligned columns (the last column is not padded)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        "  ".join([cell.ljust(w) for cell, w in zip(row, widths, strict=False)] + [row[-1]])
+        for row in rows
+    ]
