@@ -11,6 +11,12 @@ from datetime import UTC, datetime
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Sequence
+
+    from scievals.scicode.config import SciCodeConfig
 
 OUT_FILE = "regrade.json"
 VERIFY_FILE = "verify.json"
@@ -44,8 +50,10 @@ def _write(target: Path, text: str) -> None:
 def _run(ns: argparse.Namespace) -> int:
     if ns.verify:
         return _verify(ns)
-    from scievals.grade_out import Interrupts
-    from scievals.scicode.regrade.compare import table, to_json
+    from scievals.scicode.regrade.inspect_evals_log import is_inspect_log
+
+    if is_inspect_log(Path(ns.source)):
+        return _regrade_log(ns)
     from scievals.scicode.regrade.official_folder import read_source
     from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
 
@@ -54,31 +62,80 @@ def _run(ns: argparse.Namespace) -> int:
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
-    sandbox = ns.sandbox or "scievals"
-    config = grading_config(choose_split(source, ns.split), ns.h5, ns.timeout, sandbox)
-    if sandbox == "scievals":
+    config = grading_config(
+        choose_split(source, ns.split), ns.h5, ns.timeout, ns.sandbox or "scievals"
+    )
+    say(f"{len(source.runs)} runs in {source.path} ({source.layout}), split {config.split}")
+    about = {"source": str(source.path), "layout": source.layout}
+    return _compared(
+        say, target, config, lambda: regrade_source(source, config, say), about, source.notes
+    )
+
+
+def _compared(
+    say: Callable[[str], None],
+    target: Path | None,
+    config: SciCodeConfig,
+    regrade: Callable[[], Coroutine[Any, Any, list[dict[str, Any]]]],
+    about: dict[str, Any],
+    notes: Sequence[str],
+) -> int:
+    """Grades (``regrade()``), prints the comparison and writes it to ``target``."""
+    from scievals.grade_out import Interrupts
+    from scievals.scicode.regrade.compare import table, to_json
+
+    if config.sandbox == "scievals":
         from scievals.sandbox import prestart
 
         prestart()
-    say(f"{len(source.runs)} runs in {source.path} ({source.layout}), split {config.split}")
     with Interrupts(say, lambda: "interrupted: nothing written") as stop:
         try:
-            comparisons = stop.run(regrade_source(source, config, say))
+            comparisons = stop.run(regrade())
         finally:
             stop.said()
     print(table(comparisons))
     if target is not None:
         about = {
-            "source": str(source.path),
-            "layout": source.layout,
+            **about,
             "split": config.split,
             "grading": config.record(),
             **_stamp(),
-            "notes": list(source.notes),
+            "notes": list(notes),
         }
         _write(target, to_json(comparisons, about))
         say(f"wrote {target}")
     return 0
+
+
+def _regrade_log(ns: argparse.Namespace) -> int:
+    """An inspect_evals SciCode log: its replies graded under the official rule, compared with
+    the scores it records."""
+    from scievals.scicode.data.dataset import load_problems
+    from scievals.scicode.regrade.inspect_evals_log import read_inspect_evals_log
+    from scievals.scicode.regrade.inspect_evals_regrade import log_split, regrade_log
+    from scievals.scicode.regrade.run import grading_config
+
+    say = partial(print, "scievals regrade:", file=sys.stderr)
+    target = _out_file(ns.out, ns.overwrite)
+    problems = {p.problem_id: p for p in load_problems("all")}
+    source = read_inspect_evals_log(Path(ns.source), problems)
+    for note in source.notes:
+        say(note)
+    config = grading_config(
+        log_split(source, ns.split), ns.h5, ns.timeout, ns.sandbox or "scievals"
+    )
+    say(
+        f"{len(source.samples)} samples of inspect_evals/scicode {source.version} in "
+        f"{source.path}, graded under the official rule, split {config.split}"
+    )
+    about = {
+        "source": str(source.path),
+        "layout": "inspect_evals log",
+        "task_version": source.version,
+    }
+    return _compared(
+        say, target, config, lambda: regrade_log(source, config, say), about, source.notes
+    )
 
 
 def _verify(ns: argparse.Namespace) -> int:
@@ -150,13 +207,17 @@ def add_regrade(groups: dict) -> None:
         description="Reads the official SciCode harness's generated code (eval_results/, its "
         "generated_code/, or one model's folder), grades every step file under the official "
         "rule in the sandbox, and compares each model's score and step verdicts with the "
-        "harness's own verdict files (eval_results/<model>_<background>.json and .txt). With "
+        "harness's own verdict files (eval_results/<model>_<background>.json and .txt). An "
+        "inspect_evals scicode log (.eval or .json) is read the same way: each step's reply "
+        "graded, the source's per-step scores compared. With "
         "--verify, SOURCE is a scievals SciCode log: every sample is re-graded and compared "
         "verdict by verdict with what the log records, its metrics recomputed and its protocol "
         "checked against this install's; each difference is a line and the exit status is 1.",
     )
     parser.add_argument(
-        "source", help="eval_results/ or generated_code/[<model>/] folder; with --verify, a log"
+        "source",
+        help="eval_results/ or generated_code/[<model>/] folder, or an inspect_evals scicode "
+        "log; with --verify, a scievals log",
     )
     parser.add_argument(
         "--verify",
