@@ -83,11 +83,22 @@ def _python(inspect_evals: str) -> Path:
     building = home / f"venv-{inspect_evals}.{os.getpid()}.part"
     shutil.rmtree(building, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
-    subprocess.run(
+    install = subprocess.run(
         [str(building / "bin" / "python"), "-m", "pip", "install", "-q"]
         + [f"inspect-evals=={inspect_evals}", f"inspect_ai=={version('inspect_ai')}"],
-        check=True,
+        capture_output=True,
+        text=True,
     )
+    if install.returncode != 0:
+        shutil.rmtree(building)
+        missing = [
+            line for line in install.stderr.splitlines() if "No matching distribution" in line
+        ]
+        if missing:  # 0.28.0 needs inspect-evals-utils==0.2.0, which PyPI does not serve here
+            pytest.skip(
+                f"inspect-evals {inspect_evals} cannot be installed from PyPI: {missing[0]}"
+            )
+        raise AssertionError(install.stderr[-2000:])
     (building / "scievals-ready").write_text(inspect_evals)
     shutil.rmtree(venv, ignore_errors=True)
     os.replace(building, venv)
@@ -142,6 +153,11 @@ def regraded(request, tmp_path_factory, dev_targets_file) -> dict[str, Any]:
     return {"version": request.param, "log": scored, "run": run, "seconds": seconds, "tmp": tmp}
 
 
+def _verdict(line: dict[str, Any]) -> tuple[Any, ...]:
+    """A verdict line but for its timings."""
+    return line["step"], line["passed"], line["reason"], line["reason_kind"], line["runtime"]
+
+
 @pytest.mark.slow
 def test_regrade_equals_scievals_grade(regraded, capsys):
     tmp = regraded["tmp"]
@@ -150,9 +166,9 @@ def test_regrade_equals_scievals_grade(regraded, capsys):
     args = ["grade", "scicode", str(completions), "--extraction", "original"]
     assert main([*args, "--out", str(verdicts)]) == 0
     graded, _ = read_grade_output(verdicts)
-    ours = {v["step"]: v for v in regraded["run"]["verdicts"]}
-    assert ours == graded
-    assert {s for s, v in ours.items() if not v["passed"]} == {"3.1", "19.1", "19.2"}
+    ours = {v["step"]: _verdict(v) for v in regraded["run"]["verdicts"]}
+    assert ours == {s: _verdict(v) for s, v in graded.items()}
+    assert {s for s, v in ours.items() if not v[1]} == {"3.1", "19.1", "19.2"}
     capsys.readouterr()
 
 
@@ -184,7 +200,8 @@ def test_the_comparison_names_what_differs(regraded, capsys):
 @pytest.mark.slow
 def test_a_2a_log_is_compared_under_its_own_extraction(regraded, tmp_path):
     """The same replies in a 2-A log: its scorer deleted the fence markers only, so the prose
-    before every fence was run as code and every step failed: the extraction is named."""
+    before every fence was run as code and every step failed: the extraction is named (but for
+    70.6, whose tests could not import in the source's sandbox anyway)."""
     log = read_eval_log(str(regraded["log"]))
     log.eval.task_version = 2
     log.eval.metadata = {**log.eval.metadata, "full_task_version": "2-A"}
@@ -196,7 +213,7 @@ def test_a_2a_log_is_compared_under_its_own_extraction(regraded, tmp_path):
     run = comparison(source, epoch, source.samples, regraded["run"]["verdicts"], config)
     rows = {r["step"]: r["cause"] for r in run["differing_steps"]}
     passing = {v["step"] for v in regraded["run"]["verdicts"] if v["passed"]}
-    assert rows == dict.fromkeys(sorted(passing, key=list(REPLIES).index), "extraction")
+    assert rows == {**dict.fromkeys(passing, "extraction"), "70.6": "missing import"}
     assert run["run"] == "scripted/model (2-A)"
 
 

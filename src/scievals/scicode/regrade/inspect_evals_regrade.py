@@ -58,12 +58,16 @@ async def regrade_log(
     source: SourceLog, config: SciCodeConfig, say: Callable[[str], None] | None = None
 ) -> list[dict[str, Any]]:
     """The comparison of each epoch of ``source``, graded under ``config``."""
-    in_split = {p.problem_id for p in config.problems()}
+    place = {p.problem_id: i for i, p in enumerate(config.problems())}
+    outside = sorted({s.problem.problem_id for s in source.samples} - set(place), key=int)
+    if outside and say is not None:
+        say(f"problems {', '.join(outside)} are not of split {config.split}: not graded")
     comparisons = []
     for epoch in sorted({s.epoch for s in source.samples}):
-        samples = [
-            s for s in source.samples if s.epoch == epoch and s.problem.problem_id in in_split
-        ]
+        samples = sorted(
+            (s for s in source.samples if s.epoch == epoch and s.problem.problem_id in place),
+            key=lambda s: place[s.problem.problem_id],
+        )
         completions = {
             step.step_id: sample.replies[step.step_id]
             for sample in samples
