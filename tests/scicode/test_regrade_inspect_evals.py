@@ -36,7 +36,7 @@ from scievals.cli import main
 from scievals.paths import cache_dir
 from scievals.scicode.data.dataset import find_step, load_problems, official_file
 from scievals.scicode.regrade.compare import table
-from scievals.scicode.regrade.inspect_evals_log import read_inspect_evals_log
+from scievals.scicode.regrade.inspect_evals_log import is_inspect_log, read_inspect_evals_log
 from scievals.scicode.regrade.inspect_evals_regrade import comparison
 from scievals.scicode.regrade.run import grading_config
 
@@ -280,6 +280,26 @@ def test_replies_and_scores_are_read(tmp_path):
     assert [s.problem.problem_id for s in source.samples] == ["1", "19"]
     assert source.samples[1].replies == {"19.1": "a", "19.2": "b"}
     assert source.samples[1].scores == {"19.1": True, "19.2": True}
+
+
+def test_a_json_log_and_an_unscored_one(tmp_path):
+    """A ``.json`` log is told by its content; a log without scores is read, with a line."""
+    log = read_eval_log(str(_built_log(tmp_path, {"1.1": gold("1.1")})))
+    as_json = tmp_path / "log.json"
+    write_eval_log(log, as_json)
+    assert is_inspect_log(as_json)
+    assert read_inspect_evals_log(as_json, _all()).samples[0].scores == {"1.1": True}
+    for sample in log.samples or []:
+        sample.scores = None
+    write_eval_log(log, as_json)
+    source = read_inspect_evals_log(as_json, _all())
+    assert source.samples[0].scores is None
+    assert source.notes == (
+        "the log holds no scores (generated with --no-score?): nothing to compare",
+    )
+    other = tmp_path / "predictions.json"
+    other.write_text('[{"origin_prompt": "?", "prediction": "A"}]')
+    assert not is_inspect_log(other)
 
 
 def test_bad_samples_fail_alone(tmp_path, capsys):
