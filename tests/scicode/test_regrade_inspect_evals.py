@@ -185,8 +185,14 @@ def test_the_comparison_names_what_differs(regraded, capsys):
     detail = {r["step"]: r["detail"] for r in run["differing_steps"]}
     assert "exited early" in detail["3.1"]
     assert detail["19.2"].endswith("give other code for 19.1")
-    problems = {r["problem"]: (r["source"], r["scievals"]) for r in run["differing_problems"]}
-    assert problems == {"3": (True, False), "19": (True, False), "70": (False, True)}
+    problems = {
+        r["problem"]: (r["source"], r["scievals"], r["cause"]) for r in run["differing_problems"]
+    }
+    assert problems == {
+        "3": (True, False, None),
+        "19": (True, False, "extraction"),
+        "70": (False, True, "missing import"),
+    }
     assert run["source"]["steps_passed"] == 11 and run["source"]["steps_total"] == 12
     assert run["scievals"]["steps_passed"] == 9 and run["scievals"]["steps_total"] == 12
     assert run["difference"]["steps"] == -2
@@ -420,6 +426,8 @@ def test_causes_of_presupplied_steps_and_the_runtime(tmp_path):
         "76.4": (True, False, "pre-supplied code"),
     }
     assert run["presupplied"] == [{"step": "76.3", "source": False}]
+    (problem,) = run["differing_problems"]
+    assert (problem["problem"], problem["cause"]) == ("2", "unpinned runtime")
     assert (run["source"]["steps_total"], run["scievals"]["steps_total"]) == (5, 4)
     printed = table([run]).splitlines()
     assert any(

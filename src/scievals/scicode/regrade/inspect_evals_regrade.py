@@ -95,6 +95,7 @@ def comparison(
     theirs = recorded_scores(recorded, ours["steps_total"])
     order = [s.step_id for p in problems for s in p.steps]
     cause = partial(_cause, source, {s: x for x in samples for s in x.replies}, config)
+    step_rows = differing_steps(recorded, order, by_step, cause)
     label = f"{source.model} ({source.version})" + (f" epoch {epoch}" if source.epochs > 1 else "")
     return {
         "run": label,
@@ -113,8 +114,8 @@ def comparison(
         "source": theirs,
         "scievals": ours,
         "difference": difference(theirs, ours),
-        "differing_steps": differing_steps(recorded, order, by_step, cause),
-        "differing_problems": _differing_problems(samples, recorded, by_step),
+        "differing_steps": step_rows,
+        "differing_problems": _differing_problems(samples, recorded, by_step, step_rows or []),
         "notes": list(source.notes),
         "verdicts": list(verdicts),
     }
@@ -191,10 +192,15 @@ def _cause(
             "this step; the official rule runs the official code",
         )
     if theirs and verdict is not None and verdict.get("reason_kind") == "timeout":
+        limit = config.step_timeout
         return (
             "timeout",
-            f"timed out in scievals ({config.step_timeout} s per step program); the source "
-            f"allowed {source.timeout} s",
+            f"timed out in scievals ({limit} s per step program); "
+            + (
+                f"the source allowed {source.timeout} s"
+                if source.timeout != limit
+                else "the source's limit too: the machines' speed differs"
+            ),
         )
     if sid in REGENERATED_TARGETS and config.split != "test":
         return "targets", f"{sid}: {REGENERATED_TARGETS[sid]}"
@@ -207,8 +213,10 @@ def _differing_problems(
     samples: Sequence[SourceSample],
     recorded: Recorded | None,
     by_step: Mapping[str, dict[str, Any]],
+    step_rows: Sequence[dict[str, Any]],
 ) -> list[dict[str, Any]] | None:
-    """Problems the source counted solved and the official rule does not, or the reverse."""
+    """Problems the source counted solved and the official rule does not, or the reverse; the
+    cause is their differing steps' when they share one."""
     if recorded is None or recorded.solved is None:
         return None
     rows = []
@@ -223,15 +231,12 @@ def _differing_problems(
         theirs = problem.problem_id in recorded.solved
         if theirs == ours:
             continue
-        failed = [
-            s.step_id
-            for s in problem.steps
-            if not s.scored and not (sample.scores or {}).get(s.step_id)
-        ]
-        kind, why = (
-            ("pre-supplied", f"the source failed pre-supplied {', '.join(failed)}")
-            if failed and not theirs
-            else (None, "its steps' verdicts differ (above)")
+        steps = {s.step_id for s in problem.steps}
+        differ = [r for r in step_rows if r["step"] in steps]
+        kinds = {r["cause"] for r in differ}
+        named = ", ".join(r["step"] + (f" ({r['cause']})" if r["cause"] else "") for r in differ)
+        kind = kinds.pop() if len(kinds) == 1 else None
+        rows.append(
+            problem_row(problem.problem_id, theirs, ours, kind, f"its steps differ: {named}")
         )
-        rows.append(problem_row(problem.problem_id, theirs, ours, kind, why))
     return rows
