@@ -261,8 +261,9 @@ def _replay(replies: dict[str, str]):
 
 def _built_log(tmp_path: Path, replies: dict[str, str], extra: list[Sample] = ()) -> Path:
     """A log in inspect_evals' shape, written by Inspect: one sample per problem of
-    ``replies``, the scores its scorer records (every step passed), and ``extra`` samples."""
-    problems = sorted({s.split(".")[0] for s in replies}, key=int)
+    ``replies`` (but those ``extra`` gives), the scores its scorer records (every step
+    passed)."""
+    problems = sorted({s.split(".")[0] for s in replies} - {str(x.id) for x in extra}, key=int)
     samples = [Sample(input=p, id=p, metadata=_raw(p)) for p in problems] + list(extra)
     task = Task(dataset=samples, solver=_replay(replies))
     [log] = inspect_eval(
@@ -310,13 +311,17 @@ def test_a_json_log_and_an_unscored_one(tmp_path):
 
 def test_bad_samples_fail_alone(tmp_path, capsys):
     """Another task's sample, an unknown problem, a sample with a reply missing, one whose id
-    is not its problem's: a line each; the good sample is read."""
+    is not its problem's: a line each; the good samples are read (tests that are not a list
+    are no import to name)."""
     other = Sample(input="q", id="gpqa-1", metadata={"question": "?", "choices": ["a"]})
     unknown = Sample(input="999", id="999", metadata={**_raw("1"), "problem_id": "999"})
     renamed = Sample(input="3", id="3b", metadata=_raw("3"))
-    path = _built_log(tmp_path, {"1.1": gold("1.1"), "19.1": "a"}, [other, unknown, renamed])
+    odd_tests = {**_raw("4"), "sub_steps": [{**_raw("4")["sub_steps"][0], "test_cases": 5}]}
+    odd = Sample(input="4", id="4", metadata=odd_tests)
+    replies = {"1.1": gold("1.1"), "19.1": "a", "4.1": "b"}
+    path = _built_log(tmp_path, replies, [other, unknown, renamed, odd])
     source = read_inspect_evals_log(path, _all())
-    assert [s.problem.problem_id for s in source.samples] == ["1"]
+    assert sorted(s.problem.problem_id for s in source.samples) == ["1", "4"]
     assert sorted(source.notes) == [
         "sample 19 epoch 1: 1 replies to its 2 steps: not re-graded",
         "sample 3b epoch 1: its id is not its problem_id '3': not re-graded",
@@ -388,6 +393,13 @@ def test_a_log_of_another_kind(tmp_path, capsys):
     assert _refused(ours, capsys) == (
         f"scievals: error: {ours} is a scievals log: `scievals regrade --verify {ours}` "
         "re-grades it and checks what it records"
+    )
+    log.eval.task = "inspect_evals/scicode"
+    log.samples = []
+    empty = tmp_path / "empty.eval"
+    write_eval_log(log, empty)
+    assert _refused(empty, capsys) == (
+        f"scievals: error: {empty} holds no samples to re-grade (written without them?)"
     )
     assert _refused(built, capsys, "--verify") == (
         f"scievals: error: {built} is an inspect_evals log: --verify checks scievals logs; drop "

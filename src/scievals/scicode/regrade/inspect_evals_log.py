@@ -114,16 +114,18 @@ def read_inspect_evals_log(path: Path, problems: Mapping[str, Problem]) -> Sourc
     if task != TASK:
         raise InputError(f"{path} is a log of task {task!r}, not of {TASK}")
     log = read_bounded(path)
+    if not log.samples:
+        raise InputError(f"{path} holds no samples to re-grade (written without them?)")
     version, rule = _version(log)
     notes = []
     if rule > EXTRACTION_3A:
         notes.append(f"task version {version}: its extraction is taken to be 3-A's")
-    scored = any(s.scores for s in log.samples or [])
+    scored = any(s.scores for s in log.samples)
     if not scored:
         notes.append("the log holds no scores (generated with --no-score?): nothing to compare")
     samples = []
     seen: set[tuple[str, int]] = set()
-    for sample in log.samples or []:
+    for sample in log.samples:
         try:
             if (str(sample.id), sample.epoch) in seen:
                 raise SampleError("given twice")
@@ -179,7 +181,8 @@ def _sample(
     cmp_tests = frozenset(
         sid
         for sid, raw in zip(steps, sub_steps, strict=True)
-        if any(CMP_IMPORT in t for t in raw.get("test_cases") or [] if isinstance(t, str))
+        if isinstance(tests := raw.get("test_cases"), list)
+        and any(isinstance(t, str) and CMP_IMPORT in t for t in tests)
     )
     return SourceSample(
         problem,
