@@ -236,7 +236,7 @@ def add_regrade(groups: dict) -> None:
         "--split",
         choices=["dev", "test", "all"],
         default=None,
-        help="default: inferred from the step files' ids",
+        help="default: inferred from the steps SOURCE holds",
     )
     parser.add_argument("--h5", default=None, help="the official test_data.h5 (test split)")
     parser.add_argument(
