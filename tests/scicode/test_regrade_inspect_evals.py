@@ -63,6 +63,9 @@ SOURCE_FAILS = {"70.6"}
 
 # ---- the real package --------------------------------------------------------------------------
 
+_UNINSTALLABLE: dict[str, str] = {}
+"""Versions whose install failed in this session, with pip's line: tried once."""
+
 
 def _python(inspect_evals: str) -> Path:
     """The python of an environment with ``inspect-evals==<version>`` (and this Inspect),
@@ -72,6 +75,8 @@ def _python(inspect_evals: str) -> Path:
     ready = venv / "scievals-ready"
     if ready.exists():
         return venv / "bin" / "python"
+    if inspect_evals in _UNINSTALLABLE:
+        pytest.skip(_UNINSTALLABLE[inspect_evals])
     probe = subprocess.run(
         [sys.executable, "-m", "pip", "download", "--no-deps", f"inspect-evals=={inspect_evals}"]
         + ["-d", str(home / "wheels"), "-q"],
@@ -95,9 +100,9 @@ def _python(inspect_evals: str) -> Path:
             line for line in install.stderr.splitlines() if "No matching distribution" in line
         ]
         if missing:  # 0.28.0 needs inspect-evals-utils==0.2.0, which PyPI does not serve here
-            pytest.skip(
-                f"inspect-evals {inspect_evals} cannot be installed from PyPI: {missing[0]}"
-            )
+            why = f"inspect-evals {inspect_evals} cannot be installed from PyPI: {missing[0]}"
+            _UNINSTALLABLE[inspect_evals] = why
+            pytest.skip(why)
         raise AssertionError(install.stderr[-2000:])
     (building / "scievals-ready").write_text(inspect_evals)
     shutil.rmtree(venv, ignore_errors=True)
