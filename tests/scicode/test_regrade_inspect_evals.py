@@ -264,7 +264,9 @@ def _replay(replies: dict[str, str]):
     return solve
 
 
-def _built_log(tmp_path: Path, replies: dict[str, str], extra: list[Sample] = ()) -> Path:
+def _built_log(
+    tmp_path: Path, replies: dict[str, str], extra: list[Sample] = (), epochs: int = 1
+) -> Path:
     """A log in inspect_evals' shape, written by Inspect: one sample per problem of
     ``replies`` (but those ``extra`` gives), the scores its scorer records (every step
     passed)."""
@@ -272,7 +274,11 @@ def _built_log(tmp_path: Path, replies: dict[str, str], extra: list[Sample] = ()
     samples = [Sample(input=p, id=p, metadata=_raw(p)) for p in problems] + list(extra)
     task = Task(dataset=samples, solver=_replay(replies))
     [log] = inspect_eval(
-        task, model="mockllm/model", display="none", log_dir=str(tmp_path / "built")
+        task,
+        model="mockllm/model",
+        epochs=epochs,
+        display="none",
+        log_dir=str(tmp_path / "built"),
     )
     log.eval.task = "inspect_evals/scicode"
     log.eval.task_version = 3
@@ -312,6 +318,18 @@ def test_a_json_log_and_an_unscored_one(tmp_path):
     other = tmp_path / "predictions.json"
     other.write_text('[{"origin_prompt": "?", "prediction": "A"}]')
     assert not is_inspect_log(other)
+
+
+def test_each_epoch_is_a_run(tmp_path):
+    path = _built_log(tmp_path, {"1.1": gold("1.1")}, epochs=2)
+    source = read_inspect_evals_log(path, _all())
+    assert source.epochs == 2
+    assert sorted(s.epoch for s in source.samples) == [1, 2]
+    second = [s for s in source.samples if s.epoch == 2]
+    verdicts = [{"step": "1.1", "passed": False, "reason": "test 1: x", "reason_kind": "error"}]
+    run = comparison(source, 2, second, verdicts, grading_config("dev", None, None, "scievals"))
+    assert run["run"] == "mockllm/model (3-A) epoch 2"
+    assert [r["step"] for r in run["differing_steps"]] == ["1.1"]
 
 
 def test_bad_samples_fail_alone(tmp_path, capsys):
