@@ -4,8 +4,9 @@ inspect_evals asks every step of a problem in one chat (spec scicode.md §2): a 
 the problem id as the first user message, then per step (the pre-supplied 13.6, 62.1 and 76.3
 included) a user message and the model's reply. Its scorer extracts the code of the k-th
 assistant reply as step k's and records, per problem, ``{step: 1.0|0.0}`` for every step (291
-test / 341 with the dev set). Task version 3-A (inspect_evals 0.24.0 and later) extracts as
-scievals' ``inspect`` rule; 2-A and earlier deleted the fence markers only.
+test / 341 with the dev set). Task version 3-A (inspect_evals 0.24.0 to 0.28.0) extracts as
+scievals' ``inspect`` rule but for a stray label line; 2-A (0.23.0 and earlier) deleted the
+fence markers only.
 
 A log is untrusted input: the file is bounded before Inspect reads it
 (``scievals_log.unreadable``), a file that is no inspect_evals SciCode log is refused with one
