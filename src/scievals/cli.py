@@ -12,7 +12,6 @@ import math
 import sys
 from collections.abc import Sequence
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from scievals.artifacts import ArtifactError
@@ -27,6 +26,7 @@ ROOM_COMMANDS = (
     "scievals.sandbox.cli",
     "scievals.models.cli",
     "scievals.report.cli",
+    "scievals.regrade",
     "scievals.quickstart",
 )
 OURS = "scievals/"
@@ -370,10 +370,6 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
-    if ns.command == "regrade" and not ns.verify:
-        from scievals.scibench.regrade import looks_like, run  # OpenCompass's SciBench output
-
-        ns.func = run if looks_like(Path(ns.source)) else ns.func
     try:
         return int(ns.func(ns) or 0)
     except KeyboardInterrupt:

@@ -13,6 +13,11 @@ from pathlib import Path
 
 from scievals.inputs import InputError
 
+OUT_FILE = "regrade.json"
+"""The comparison a re-grade writes into ``--out``."""
+VERIFY_FILE = "verify.json"
+"""What ``--verify`` writes into ``--out``."""
+
 
 def out_file(out: str | None, overwrite: bool, name: str) -> Path | None:
     """Where the JSON goes, checked before any grading (one line when it cannot go there)."""

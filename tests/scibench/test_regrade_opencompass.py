@@ -37,10 +37,9 @@ from hypothesis import strategies as st
 from timing import must_end
 
 from scievals.cli import main
-from scievals.scibench import opencompass
+from scievals.scibench import is_opencompass_output, opencompass
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.grade import GRADE_SCORERS, grade_file
-from scievals.scibench.regrade import looks_like
 from scievals.scibench.regrade.bounded import MAX_BYTES, Unreadable, parse
 from scievals.scibench.regrade.grading import Library, choose_version, grade_run
 from scievals.scibench.regrade.layout import VARIANTS, load, read_source
@@ -425,7 +424,7 @@ def test_a_file_that_is_not_what_it_claims_is_one_line(tmp_path, name, data, exp
     assert line.startswith(f"scievals: error: {path}") and expected in line
 
 
-def test_looks_like(tmp_path):
+def test_is_opencompass_output(tmp_path):
     stamp = experiment(tmp_path / "default")
     scicode = tmp_path / "eval_results" / "generated_code" / "gpt-4o"
     scicode.mkdir(parents=True)
@@ -443,7 +442,7 @@ def test_looks_like(tmp_path):
         scicode / "1.1.py": False,
         tmp_path / "missing": False,
     }
-    assert {p: looks_like(p) for p in cases} == cases
+    assert {p: is_opencompass_output(p) for p in cases} == cases
     code, _, err = regrade(other)
     assert code == 2 and "its name is not scibench-<book>" in err
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from scievals.scibench.faithful import faithful_score, faithful_tool_score
     from scievals.scibench.grade import grade_file
     from scievals.scibench.metrics import pass_at_problem
+    from scievals.scibench.regrade.cli import regrade_opencompass
+    from scievals.scibench.regrade.layout import is_opencompass_output
     from scievals.scibench.robust import parse_number, robust_score, robust_tool_score
     from scievals.scibench.scorer import faithful, robust
     from scievals.scibench.task import scibench
@@ -31,9 +33,11 @@ _EXPORTS = {
     "faithful_score": "faithful",
     "faithful_tool_score": "faithful",
     "grade_file": "grade",
+    "is_opencompass_output": "regrade.layout",
     "official_unit": "units",
     "parse_number": "robust",
     "pass_at_problem": "metrics",
+    "regrade_opencompass": "regrade.cli",
     "robust": "scorer",
     "robust_score": "robust",
     "robust_tool_score": "robust",
@@ -47,9 +51,11 @@ __all__ = [
     "faithful_score",
     "faithful_tool_score",
     "grade_file",
+    "is_opencompass_output",
     "official_unit",
     "parse_number",
     "pass_at_problem",
+    "regrade_opencompass",
     "robust",
     "robust_score",
     "robust_tool_score",

@@ -90,24 +90,6 @@ def register(groups: dict) -> None:
     add_arguments(grade, "--output")
     grade.set_defaults(func=_grade)
 
-    regrade = groups["root"].choices.get("regrade")  # SciCode's command, shared
-    if regrade is not None:
-        regrade.description = (regrade.description or "") + (
-            " SOURCE may also be OpenCompass's SciBench output (outputs/<config>/[<timestamp>/], "
-            "its predictions/, one model's folder or a scibench-<book>*.json file): every reply "
-            "is graded by the opencompass, faithful and robust scorers and compared, problem by "
-            "problem, with OpenCompass's results files."
-        )
-        regrade.add_argument(
-            "--version",
-            choices=["auto", "main", "old"],
-            default="auto",
-            help="SciBench data of OpenCompass predictions (auto: the version they fit)",
-        )
-        regrade.add_argument(
-            "--data-dir", help="local SciBench copy (else SCIEVALS_SCIBENCH_DIR, else download)"
-        )
-
     errors = groups["analyze"].add_parser(
         "scibench-errors",
         help="attribute wrong answers to the ten SciBench skills with a verifier model",

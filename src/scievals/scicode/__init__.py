@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from scievals.scicode.extract import extract_code, original_extract
     from scievals.scicode.grade import grade
     from scievals.scicode.metrics import pass_at_main, pass_at_steps
+    from scievals.scicode.regrade.cli import regrade_scicode
     from scievals.scicode.scorer import scicode_scorer
     from scievals.scicode.solver import chat_solver, single_turn_solver
     from scievals.scicode.task import scicode, scicode_verified
@@ -37,6 +38,7 @@ _EXPORTS = {
     "pass_at_main": "metrics",
     "pass_at_steps": "metrics",
     "problem_solved": "verdict",
+    "regrade_scicode": "regrade.cli",
     "scicode": "task",
     "scicode_scorer": "scorer",
     "scicode_verified": "task",
@@ -58,6 +60,7 @@ __all__ = [
     "pass_at_main",
     "pass_at_steps",
     "problem_solved",
+    "regrade_scicode",
     "scicode",
     "scicode_scorer",
     "scicode_verified",

@@ -160,17 +160,14 @@ def _build_verified(ns: argparse.Namespace) -> int:
 
 
 def register(groups: dict) -> None:
-    """Add SciCode's commands: ``grade scicode``, ``data ...``, ``audit`` and ``regrade``."""
+    """Add SciCode's commands: ``grade scicode``, ``data ...`` and ``audit`` (``regrade`` is
+    ``scievals.regrade``'s, for every benchmark)."""
     _add_grade(groups)
     _add_data(groups)
 
     from scievals.scicode.audit_cli import add_audit
 
     add_audit(groups)
-
-    from scievals.scicode.regrade.cli import add_regrade
-
-    add_regrade(groups)
 
 
 def _add_grade(groups: dict) -> None:

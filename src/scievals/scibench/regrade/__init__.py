@@ -4,19 +4,7 @@ the ``opencompass``, ``faithful`` and ``robust`` scorers, and compared with its 
 One job per module: ``bounded`` reads one untrusted JSON file within bounds, ``layout`` the
 OpenCompass folder and its files, ``mapping`` finds the problem each prediction answers,
 ``grading`` grades through ``scievals grade scibench``'s code, ``compare`` sets the source's
-scores against the official rule's; ``cli`` is the command. ``looks_like`` (cheap, bounded) tells
-the command that SOURCE is OpenCompass output, ``run`` grades it.
+scores against the official rule's; ``cli`` is what the command runs. ``is_opencompass_output``
+(cheap, bounded) tells the command that SOURCE is OpenCompass output, ``regrade_opencompass``
+grades it; both are on SciBench's face.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-from scievals.lazy import lazy_exports
-
-if TYPE_CHECKING:
-    from scievals.scibench.regrade.cli import run
-    from scievals.scibench.regrade.layout import looks_like
-
-lazy_exports(__name__, {"looks_like": "layout", "run": "cli"})
-__all__ = ["looks_like", "run"]

@@ -1,6 +1,6 @@
 """``scievals regrade SOURCE`` for OpenCompass's SciBench output: every reply graded by the
 ``opencompass``, ``faithful`` and ``robust`` scorers, and compared with what OpenCompass
-recorded (``run`` is what the command calls when ``looks_like(SOURCE)``)."""
+recorded (``regrade_opencompass`` is what the command calls when ``is_opencompass_output(SOURCE)``)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-OUT_FILE = "regrade.json"
-
 
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless one."""
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def run(ns: argparse.Namespace) -> int:
+def regrade_opencompass(ns: argparse.Namespace) -> int:
     """Grade SOURCE (``ns.source``); the table on stdout, ``--out DIR`` gets ``regrade.json``.
 
     Reads ``ns.out``, ``ns.overwrite`` and, where the parser has them, ``ns.version``
     (``auto``, ``main``, ``old``) and ``ns.data_dir`` (else ``SCIEVALS_SCIBENCH_DIR``)."""
     from scievals.inputs import InputError
-    from scievals.regrade_out import out_file, stamp, write_whole
+    from scievals.regrade_out import OUT_FILE, out_file, stamp, write_whole
     from scievals.scibench.regrade.compare import compare, table, to_json
     from scievals.scibench.regrade.grading import Library, choose_version, grade_run
     from scievals.scibench.regrade.layout import load, read_source, release

@@ -40,7 +40,7 @@ from scievals.scibench.regrade.bounded import Unreadable, inside, read_json
 MAX_ENTRIES = 10_000
 """Names read in one folder: an OpenCompass model folder holds one file per dataset."""
 HEAD_BYTES = 4096
-"""What ``looks_like`` reads of a file."""
+"""What ``is_opencompass_output`` reads of a file."""
 DATASET_FILE = re.compile(
     r"scibench-(?P<book>[A-Za-z]+)(?:_(?P<kind>zs-cot|fs-cot|fs))?(?:_(?P<part>\d+))?\.json"
 )
@@ -136,7 +136,7 @@ class Source:
     notes: tuple[str, ...]
 
 
-def looks_like(path: Path) -> bool:
+def is_opencompass_output(path: Path) -> bool:
     """Whether ``path`` is OpenCompass output (cheap: a few folder listings and one file head)."""
     try:
         if path.is_file():

@@ -8,18 +8,33 @@ import json
 import sys
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from scievals.regrade_out import out_file, stamp, write_whole
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Sequence
 
-OUT_FILE = "regrade.json"
-VERIFY_FILE = "verify.json"
+    from scievals.scicode.config import SciCodeConfig
+
+from scievals.regrade_out import OUT_FILE, VERIFY_FILE, out_file, stamp, write_whole
 
 
-def _run(ns: argparse.Namespace) -> int:
+def regrade_scicode(ns: argparse.Namespace) -> int:
+    """``scievals regrade`` of a SciCode source: the official harness's folder, an inspect_evals
+    log, or with ``--verify`` a scievals log."""
+    from scievals.inputs import InputError
+
+    given = [f for f, v in (("--version", ns.version != "auto"), ("--data-dir", ns.data_dir)) if v]
+    if given:
+        raise InputError(
+            f"{ns.source} is not OpenCompass SciBench output: {' and '.join(given)} "
+            f"{'is' if len(given) == 1 else 'are'} for SciBench sources"
+        )
     if ns.verify:
         return _verify(ns)
-    from scievals.grade_out import Interrupts
-    from scievals.scicode.regrade.compare import table, to_json
+    from scievals.scicode.regrade.inspect_evals_log import is_inspect_log
+
+    if is_inspect_log(Path(ns.source)):
+        return _regrade_log(ns)
     from scievals.scicode.regrade.official_folder import read_source
     from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
 
@@ -28,31 +43,80 @@ def _run(ns: argparse.Namespace) -> int:
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
-    sandbox = ns.sandbox or "scievals"
-    config = grading_config(choose_split(source, ns.split), ns.h5, ns.timeout, sandbox)
-    if sandbox == "scievals":
+    config = grading_config(
+        choose_split(source, ns.split), ns.h5, ns.timeout, ns.sandbox or "scievals"
+    )
+    say(f"{len(source.runs)} runs in {source.path} ({source.layout}), split {config.split}")
+    about = {"source": str(source.path), "layout": source.layout}
+    return _compared(
+        say, target, config, lambda: regrade_source(source, config, say), about, source.notes
+    )
+
+
+def _compared(
+    say: Callable[[str], None],
+    target: Path | None,
+    config: SciCodeConfig,
+    regrade: Callable[[], Coroutine[Any, Any, list[dict[str, Any]]]],
+    about: dict[str, Any],
+    notes: Sequence[str],
+) -> int:
+    """Grades (``regrade()``), prints the comparison and writes it to ``target``."""
+    from scievals.grade_out import Interrupts
+    from scievals.scicode.regrade.compare import table, to_json
+
+    if config.sandbox == "scievals":
         from scievals.sandbox import prestart
 
         prestart()
-    say(f"{len(source.runs)} runs in {source.path} ({source.layout}), split {config.split}")
     with Interrupts(say, lambda: "interrupted: nothing written") as stop:
         try:
-            comparisons = stop.run(regrade_source(source, config, say))
+            comparisons = stop.run(regrade())
         finally:
             stop.said()
     print(table(comparisons))
     if target is not None:
         about = {
-            "source": str(source.path),
-            "layout": source.layout,
+            **about,
             "split": config.split,
             "grading": config.record(),
             **stamp(),
-            "notes": list(source.notes),
+            "notes": list(notes),
         }
         write_whole(target, to_json(comparisons, about))
         say(f"wrote {target}")
     return 0
+
+
+def _regrade_log(ns: argparse.Namespace) -> int:
+    """An inspect_evals SciCode log: its replies graded under the official rule, compared with
+    the scores it records."""
+    from scievals.scicode.data.dataset import load_problems
+    from scievals.scicode.regrade.inspect_evals_log import read_inspect_evals_log
+    from scievals.scicode.regrade.inspect_evals_regrade import log_split, regrade_log
+    from scievals.scicode.regrade.run import grading_config
+
+    say = partial(print, "scievals regrade:", file=sys.stderr)
+    target = out_file(ns.out, ns.overwrite, OUT_FILE)
+    problems = {p.problem_id: p for p in load_problems("all")}
+    source = read_inspect_evals_log(Path(ns.source), problems)
+    for note in source.notes:
+        say(note)
+    config = grading_config(
+        log_split(source, ns.split), ns.h5, ns.timeout, ns.sandbox or "scievals"
+    )
+    say(
+        f"{len(source.samples)} samples of inspect_evals/scicode {source.version} in "
+        f"{source.path}, graded under the official rule, split {config.split}"
+    )
+    about = {
+        "source": str(source.path),
+        "layout": "inspect_evals log",
+        "task_version": source.version,
+    }
+    return _compared(
+        say, target, config, lambda: regrade_log(source, config, say), about, source.notes
+    )
 
 
 def _verify(ns: argparse.Namespace) -> int:
@@ -109,48 +173,3 @@ def _verify(ns: argparse.Namespace) -> int:
         write_whole(target, json.dumps(about, indent=1) + "\n")
         say(f"wrote {target}")
     return 0 if result.clean else 1
-
-
-def add_regrade(groups: dict) -> None:
-    """Add ``regrade`` to the root command."""
-    parser = groups["root"].add_parser(
-        "regrade",
-        help="grade what another harness already ran, and compare with the scores it recorded",
-        description="Reads the official SciCode harness's generated code (eval_results/, its "
-        "generated_code/, or one model's folder), grades every step file under the official "
-        "rule in the sandbox, and compares each model's score and step verdicts with the "
-        "harness's own verdict files (eval_results/<model>_<background>.json and .txt). With "
-        "--verify, SOURCE is a scievals SciCode log: every sample is re-graded and compared "
-        "verdict by verdict with what the log records, its metrics recomputed and its protocol "
-        "checked against this install's; each difference is a line and the exit status is 1.",
-    )
-    parser.add_argument(
-        "source", help="eval_results/ or generated_code/[<model>/] folder; with --verify, a log"
-    )
-    parser.add_argument(
-        "--verify",
-        action="store_true",
-        help="SOURCE is a scievals .eval log: re-grade it and list every difference",
-    )
-    parser.add_argument(
-        "--out",
-        default=None,
-        help=f"write {OUT_FILE} (with --verify: {VERIFY_FILE}) into this folder",
-    )
-    parser.add_argument(
-        "--overwrite", action="store_true", help="replace an existing file of that name in --out"
-    )
-    parser.add_argument(
-        "--split",
-        choices=["dev", "test", "all"],
-        default=None,
-        help="default: inferred from the step files' ids",
-    )
-    parser.add_argument("--h5", default=None, help="the official test_data.h5 (test split)")
-    parser.add_argument(
-        "--timeout", type=int, default=None, help="seconds per step program (default 300)"
-    )
-    parser.add_argument(
-        "--sandbox", default=None, help="sandbox provider (default scievals, also for --verify)"
-    )
-    parser.set_defaults(func=_run)

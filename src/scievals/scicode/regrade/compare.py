@@ -10,8 +10,9 @@ the official rule's reason for its verdict.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,24 +64,11 @@ class Graded:
 
 def compare(graded: Graded, timeout: int, root: Path) -> dict[str, Any]:
     """The comparison of one run (plain JSON); ``timeout`` is scievals' per step program."""
-    run, summary = graded.run, graded.summary
+    run = graded.run
     by_step = {v["step"]: v for v in graded.verdicts}
-    outcomes = [
-        Outcome(0, p.problem_id, s.step_id, float(by_step.get(s.step_id, {}).get("passed", 0)))
-        for p in graded.problems
-        for s in p.scored_steps
-    ]
-    rate = estimate(outcomes)
-    ours = {
-        "steps_passed": summary["total_subproblems_solved"],
-        "steps_total": summary["steps_counted"],
-        "percentage_subproblems_solved": summary["percentage_subproblems_solved"],
-        "interval_95": [100 * rate.lo, 100 * rate.hi] if rate else None,
-        "problems_solved": summary["total_main_problems_solved"],
-        "problems_total": summary["problems_counted"],
-        "percentage_main_problems_solved": summary["percentage_main_problems_solved"],
-    }
-    theirs = _recorded_scores(run.recorded, ours["steps_total"])
+    ours = official_scores(graded.problems, by_step, graded.summary)
+    theirs = recorded_scores(run.recorded, ours["steps_total"])
+    order = [s.step_id for p in graded.problems for s in p.steps]
     return {
         "run": run.label,
         "model": run.model,
@@ -91,15 +79,39 @@ def compare(graded: Graded, timeout: int, root: Path) -> dict[str, Any]:
         "graded_steps": len(graded.verdicts),
         "source": theirs,
         "scievals": ours,
-        "difference": _difference(theirs, ours),
-        "differing_steps": _differing_steps(graded, by_step, timeout),
+        "difference": difference(theirs, ours),
+        "differing_steps": differing_steps(
+            run.recorded, order, by_step, partial(_cause, graded, timeout=timeout)
+        ),
         "differing_problems": _differing_problems(graded, by_step),
         "notes": list(run.notes),
         "verdicts": list(graded.verdicts),
     }
 
 
-def _recorded_scores(recorded: Recorded | None, steps_total: int) -> dict[str, Any] | None:
+def official_scores(
+    problems: Sequence[Problem], by_step: Mapping[str, dict[str, Any]], summary: dict[str, Any]
+) -> dict[str, Any]:
+    """scievals' numbers for a run (``grade.summary`` of these problems) with the 95% interval
+    of the step rate."""
+    outcomes = [
+        Outcome(0, p.problem_id, s.step_id, float(by_step.get(s.step_id, {}).get("passed", 0)))
+        for p in problems
+        for s in p.scored_steps
+    ]
+    rate = estimate(outcomes)
+    return {
+        "steps_passed": summary["total_subproblems_solved"],
+        "steps_total": summary["steps_counted"],
+        "percentage_subproblems_solved": summary["percentage_subproblems_solved"],
+        "interval_95": [100 * rate.lo, 100 * rate.hi] if rate else None,
+        "problems_solved": summary["total_main_problems_solved"],
+        "problems_total": summary["problems_counted"],
+        "percentage_main_problems_solved": summary["percentage_main_problems_solved"],
+    }
+
+
+def recorded_scores(recorded: Recorded | None, steps_total: int) -> dict[str, Any] | None:
     """The source's numbers: its text file's counts, else its JSON's passes over our
     denominator."""
     if recorded is None:
@@ -132,7 +144,7 @@ def _recorded_scores(recorded: Recorded | None, steps_total: int) -> dict[str, A
     }
 
 
-def _difference(theirs: dict[str, Any] | None, ours: dict[str, Any]) -> dict[str, Any] | None:
+def difference(theirs: dict[str, Any] | None, ours: dict[str, Any]) -> dict[str, Any] | None:
     """scievals minus the source: steps, percentage points; problems where both say."""
     if theirs is None:
         return None
@@ -147,24 +159,31 @@ def _difference(theirs: dict[str, Any] | None, ours: dict[str, Any]) -> dict[str
     }
 
 
-def _differing_steps(
-    graded: Graded, by_step: Mapping[str, dict[str, Any]], timeout: int
+Cause = Callable[[str, bool, dict[str, Any] | None], tuple[str | None, str]]
+"""(step, the source's verdict, scievals' verdict line or None) -> (kind, sentence)."""
+
+
+def differing_steps(
+    recorded: Recorded | None,
+    order: Sequence[str],
+    by_step: Mapping[str, dict[str, Any]],
+    cause: Cause,
 ) -> list[dict[str, Any]] | None:
-    """Every step the source and the official rule judge differently (None: the source kept
-    no verdict per step)."""
-    recorded = graded.run.recorded
+    """Every step the source and the official rule judge differently, in ``order`` then the
+    source's others (None: the source kept no verdict per step). A step the source failed and
+    scievals does not grade (pre-supplied) differs too: the source counted it."""
     if recorded is None or recorded.passed is None:
         return None
-    order = [s.step_id for p in graded.problems for s in p.steps]
-    steps = order + sorted(recorded.passed - set(order))
+    failed = recorded.failed or frozenset()
+    steps = list(order) + sorted((recorded.passed | failed) - set(order))
     rows = []
     for sid in steps:
         theirs = sid in recorded.passed
         verdict = by_step.get(sid)
         ours = bool(verdict and verdict["passed"])
-        if theirs == ours:
+        if theirs == ours and not (sid in failed and verdict is None):
             continue
-        kind, why = _cause(graded, sid, theirs, verdict, timeout)
+        kind, why = cause(sid, theirs, verdict)
         rows.append(
             {
                 "step": sid,
@@ -178,7 +197,7 @@ def _differing_steps(
 
 
 def _cause(
-    graded: Graded, sid: str, theirs: bool, verdict: dict[str, Any] | None, timeout: int
+    graded: Graded, sid: str, theirs: bool, verdict: dict[str, Any] | None, *, timeout: int
 ) -> tuple[str | None, str]:
     """(kind, sentence) for a step judged differently; kind None when it cannot be named."""
     steps = {s.step_id: s for p in graded.problems for s in p.steps}
@@ -262,16 +281,15 @@ def _differing_problems(
             )
         else:
             kind, why = None, "its steps' verdicts differ (above)"
-        rows.append(
-            {
-                "problem": problem.problem_id,
-                "source": theirs,
-                "scievals": ours,
-                "cause": kind,
-                "detail": why,
-            }
-        )
+        rows.append(problem_row(problem.problem_id, theirs, ours, kind, why))
     return rows
+
+
+def problem_row(
+    problem_id: str, theirs: bool, ours: bool, kind: str | None, why: str
+) -> dict[str, Any]:
+    """A problem the source and the official rule count differently, as the table prints it."""
+    return {"problem": problem_id, "source": theirs, "scievals": ours, "cause": kind, "detail": why}
 
 
 def table(comparisons: Sequence[dict[str, Any]]) -> str:

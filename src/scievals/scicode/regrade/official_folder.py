@@ -73,6 +73,8 @@ class Recorded:
     """The ids of the problems it counted solved (the text file)."""
     rates: tuple[float | None, float | None] = (None, None)
     """Step and problem pass@1 as fractions (nvidia-scicode's files)."""
+    failed: frozenset[str] | None = None
+    """The step ids it scored and failed, where it records them (an inspect_evals log)."""
 
 
 @dataclass

@@ -32,6 +32,7 @@ MAX_LOG_BYTES = 2**30
 """The largest log read (the file, and a ``.eval`` archive's members uncompressed): a full
 SciCode run with its transcripts is tens of MB, and the log is read whole."""
 TASKS = ("scievals/scicode", "scievals/scicode_verified")
+INSPECT_EVALS_TASK = "inspect_evals/scicode"
 SCORER = "scicode_scorer"
 LOCAL = {"source": "package"}
 """Recorded fields that name the running machine's files, replaced here (the problem files are
@@ -76,15 +77,20 @@ def read_log(path: Path, h5: str | None = None, sandbox: str | None = None) -> S
     """The log at ``path``, its recorded config checked; an ``InputError`` (one line) for a file
     that is not a scored scievals SciCode log within the bounds. ``h5`` and ``sandbox`` are this
     machine's (None: the default targets file, and our sandbox)."""
-    why = _unreadable(path)
+    why = unreadable(path)
     if why is not None:
         raise InputError(f"{path}: {why}")
-    header = _read(path, header_only=True)
+    header = read_bounded(path, header_only=True)
     task = header.eval.task
     if task == "scievals/scibench":
         raise InputError(
             f"{path} is a SciBench log: --verify re-grades SciCode logs (scievals/scicode, "
             "scievals/scicode_verified) only, for now"
+        )
+    if task == INSPECT_EVALS_TASK:
+        raise InputError(
+            f"{path} is an inspect_evals log: --verify checks scievals logs; drop --verify to "
+            "re-grade it under the official rule"
         )
     if task not in TASKS:
         raise InputError(f"{path} is a log of task {task!r}, not of {' or '.join(TASKS)}")
@@ -116,10 +122,10 @@ def read_log(path: Path, h5: str | None = None, sandbox: str | None = None) -> S
         raise InputError(
             "\n".join(f"{path}: its scorer's recorded config: {line}" for line in lines)
         ) from None
-    return SharedLog(path, _read(path), recorded, config, tuple(notes))
+    return SharedLog(path, read_bounded(path), recorded, config, tuple(notes))
 
 
-def _unreadable(path: Path) -> str | None:
+def unreadable(path: Path) -> str | None:
     """Why ``path`` is not read at all (looking at its size only), or None."""
     if not path.exists() and not path.is_symlink():
         return "no such file"
@@ -141,7 +147,7 @@ def _unreadable(path: Path) -> str | None:
     return None
 
 
-def _read(path: Path, header_only: bool = False) -> EvalLog:
+def read_bounded(path: Path, header_only: bool = False) -> EvalLog:
     try:
         return read_eval_log(str(path), header_only=header_only)
     except Exception as exc:  # a hostile file may fail Inspect's reader in any of its ways
