@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         DEFAULT_TOOL_CALLS,
         DEFAULT_TOOL_TIMEOUT,
         AgentLimits,
+        agent_parameters,
     )
     from scievals.agents.resolve import agent_label, agent_spec
     from scievals.agents.step import AGENT_STORE_KEY, remember, run_step, summary, unanswered
@@ -32,6 +33,7 @@ _EXPORTS = {
     "DEFAULT_TOOL_CALLS": "limits",
     "DEFAULT_TOOL_TIMEOUT": "limits",
     "agent_label": "resolve",
+    "agent_parameters": "limits",
     "agent_sandbox_spec": "environment",
     "agent_spec": "resolve",
     "remember": "step",
@@ -47,6 +49,7 @@ __all__ = [
     "DEFAULT_TOOL_CALLS",
     "DEFAULT_TOOL_TIMEOUT",
     "agent_label",
+    "agent_parameters",
     "agent_sandbox_spec",
     "agent_spec",
     "remember",

@@ -7,14 +7,18 @@ no Inspect). The time one tool call may take is the tool's own timeout.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from scievals.inputs import InputError
+from scievals.prerequisite import prerequisite
 
 if TYPE_CHECKING:
+    from inspect_ai import Task
+
     from scievals.agents.step_limits import StepLimits
 
 DEFAULT_MESSAGES = 50
@@ -95,3 +99,32 @@ class AgentLimits:
 
 _PARAMETERS = frozenset(inspect.signature(AgentLimits.from_params).parameters)
 """What ``from_params`` takes: the task parameters are these names after ``agent_``."""
+
+
+def agent_parameters(factory: Callable[..., Task]) -> Callable[..., Task]:
+    """Give a task factory the parameters ``agent_<name>`` of ``AgentLimits.from_params``,
+    declared there once for every benchmark, in place of its own ``agent_limits``, which gets
+    them as one checked ``AgentLimits`` (a bad value is the task's one-line prerequisite error).
+
+    ``agent_message_limit``, ``agent_token_limit``, ``agent_tool_call_limit``: messages, tokens
+    and tool calls per step (0: no limit); ``agent_tool_timeout``: seconds per tool call;
+    ``agent_time_limit``: seconds per step (0: no limit)."""
+    own = inspect.signature(factory)
+    limits = [
+        parameter.replace(name=f"agent_{name}")
+        for name, parameter in inspect.signature(AgentLimits.from_params).parameters.items()
+    ]
+
+    @functools.wraps(factory)
+    def build(*args: Any, **params: Any) -> Task:
+        given = {name: params.pop(name) for name in _TASK_PARAMETERS & params.keys()}
+        with prerequisite():
+            agent_limits = AgentLimits.of_task(given)
+        return factory(*args, agent_limits=agent_limits, **params)
+
+    kept = [p for p in own.parameters.values() if p.name != "agent_limits"]
+    build.__signature__ = own.replace(parameters=[*kept, *limits])  # type: ignore[attr-defined]
+    return build
+
+
+_TASK_PARAMETERS = frozenset(f"agent_{name}" for name in _PARAMETERS)

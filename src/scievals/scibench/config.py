@@ -154,10 +154,10 @@ class SciBenchConfig:
     @classmethod
     def from_task(cls, params: Mapping[str, Any]) -> SciBenchConfig:
         """The config of the ``scibench`` task's arguments (its ``locals()``): the parameters
-        of ``from_params`` of the same names and the ``agent_*`` limits
-        (``AgentLimits.of_task``)."""
+        of ``from_params`` of the same names (``agent_limits`` is what
+        ``agents.agent_parameters`` made of the ``agent_*`` parameters)."""
         fields = {name: value for name, value in params.items() if name in _FROM_PARAMS}
-        return cls.from_params(**fields, agent_limits=AgentLimits.of_task(params))
+        return cls.from_params(**fields)
 
     @property
     def prompt(self) -> str:

@@ -29,10 +29,8 @@ from inspect_ai.model import (
 from inspect_ai.solver import Solver, generate
 
 from scievals.agents import (
-    DEFAULT_MESSAGES,
-    DEFAULT_TIME,
-    DEFAULT_TOOL_CALLS,
-    DEFAULT_TOOL_TIMEOUT,
+    AgentLimits,
+    agent_parameters,
     agent_sandbox_spec,
     agent_spec,
 )
@@ -168,6 +166,7 @@ def _check_wolfram() -> None:
 
 @task
 @presettable(PRESETS)
+@agent_parameters
 def scibench(
     version: str = "main",
     books: str | list[str] | None = None,
@@ -183,11 +182,7 @@ def scibench(
     exam_file: str | None = None,
     grader: str | None = None,
     agent: str | None = None,
-    agent_message_limit: int | None = DEFAULT_MESSAGES,
-    agent_token_limit: int | None = None,
-    agent_tool_call_limit: int | None = DEFAULT_TOOL_CALLS,
-    agent_tool_timeout: int = DEFAULT_TOOL_TIMEOUT,
-    agent_time_limit: int | None = DEFAULT_TIME,
+    agent_limits: AgentLimits | None = None,
 ) -> Task:
     """SciBench (Wang et al., 2024).
 
@@ -216,6 +211,8 @@ def scibench(
         agent_tool_call_limit: tool calls per problem (0: no limit).
         agent_tool_timeout: seconds per tool call.
         agent_time_limit: seconds per problem, model and tools together (0: no limit).
+        agent_limits: the ``agent_*`` limits above as one record (``agents.agent_parameters``
+            puts these parameters in its place).
         preset: a published setup by name, setting every field above it names (docs/presets.md);
             the parameters given win over it and are recorded as overridden.
     """

@@ -20,11 +20,9 @@ from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.solver import Solver
 
 from scievals.agents import (
-    DEFAULT_MESSAGES,
-    DEFAULT_TIME,
-    DEFAULT_TOOL_CALLS,
-    DEFAULT_TOOL_TIMEOUT,
+    AgentLimits,
     agent_label,
+    agent_parameters,
     agent_sandbox_spec,
     agent_spec,
 )
@@ -62,6 +60,7 @@ logger = logging.getLogger(__name__)
 
 @task
 @presettable(PRESETS)
+@agent_parameters
 def scicode(
     split: Split = "test",
     provide_scientific_background: bool = False,
@@ -79,11 +78,7 @@ def scicode(
     runtimes: str | list[str] | None = None,
     all_runtimes: bool = False,
     agent: str | None = None,
-    agent_message_limit: int | None = DEFAULT_MESSAGES,
-    agent_token_limit: int | None = None,
-    agent_tool_call_limit: int | None = DEFAULT_TOOL_CALLS,
-    agent_tool_timeout: int = DEFAULT_TOOL_TIMEOUT,
-    agent_time_limit: int | None = DEFAULT_TIME,
+    agent_limits: AgentLimits | None = None,
 ) -> Task:
     """SciCode: research-coding problems, each step's code run against scientists' tests.
 

@@ -248,10 +248,18 @@ def _cause(
             f"timed out in scievals ({timeout} s per step program); the official script allows "
             f"{OFFICIAL_TIMEOUT} s",
         )
-    if sid in REGENERATED_TARGETS and graded.split != "test":
+    return rule_cause(sid, verdict, theirs, graded.split)
+
+
+def rule_cause(
+    sid: str, verdict: Mapping[str, Any] | None, theirs: bool, split: Split
+) -> tuple[str | None, str]:
+    """The cause the official rule itself shows, once the source's are ruled out: dev targets
+    regenerated where the official ones differ, else the rule's own reason for its verdict."""
+    if sid in REGENERATED_TARGETS and split != "test":
         return "targets", f"{sid}: {REGENERATED_TARGETS[sid]}"
     if theirs:
-        return None, f"fails under the official rule: {verdict.get('reason')}"
+        return None, f"fails under the official rule: {verdict and verdict.get('reason')}"
     return None, "passes under the official rule"
 
 

@@ -31,6 +31,7 @@ from scievals.scicode.extract import extract_code
 from scievals.scicode.regrade.scievals_log import (
     INSPECT_EVALS_TASK,
     TASKS,
+    SampleError,
     read_bounded,
     unreadable,
 )
@@ -41,10 +42,6 @@ EXTRACTION_3A = 3
 """The first task version whose extraction is the fenced-block rule (``extract_code``)."""
 CMP_IMPORT = "scicode.compare.cmp"
 _JSON_LOG = re.compile(rb'\A\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
-
-
-class SampleError(ValueError):
-    """One sample cannot be re-graded (the message says why): it fails alone."""
 
 
 @dataclass(frozen=True)

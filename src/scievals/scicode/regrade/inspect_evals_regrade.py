@@ -29,12 +29,12 @@ from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
 from scievals.scicode.grade import grade, infer_split, summary
 from scievals.scicode.regrade.compare import (
-    REGENERATED_TARGETS,
     difference,
     differing_steps,
     official_scores,
     problem_row,
     recorded_scores,
+    rule_cause,
 )
 from scievals.scicode.regrade.inspect_evals_log import SourceLog, SourceSample, source_extract
 from scievals.scicode.regrade.official_folder import Recorded
@@ -202,11 +202,7 @@ def _cause(
                 else "the source's limit too: the machines' speed differs"
             ),
         )
-    if sid in REGENERATED_TARGETS and config.split != "test":
-        return "targets", f"{sid}: {REGENERATED_TARGETS[sid]}"
-    if theirs:
-        return None, f"fails under the official rule: {verdict and verdict.get('reason')}"
-    return None, "passes under the official rule"
+    return rule_cause(sid, verdict, theirs, config.split)
 
 
 def _differing_problems(
