@@ -17,7 +17,9 @@ from typing import Any
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split, Step, load_problems
 from scievals.scicode.grade import grade, infer_split, summary
+from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.regrade.compare import Graded, compare
+from scievals.scicode.regrade.eval_log import RegradeLogs, now
 from scievals.scicode.regrade.official_folder import (
     Answer,
     Run,
@@ -26,6 +28,7 @@ from scievals.scicode.regrade.official_folder import (
     relative,
     step_answers,
 )
+from scievals.scicode.verdict import StepVerdict
 
 EXTRACTION = "original"
 
@@ -51,14 +54,20 @@ async def regrade_source(
     source: Source,
     config: SciCodeConfig,
     say: Callable[[str], None] | None = None,
+    *,
+    logs: RegradeLogs | None = None,
+    cache: StepCache | None = None,
 ) -> list[dict[str, Any]]:
     """The comparison of every run of ``source`` (``compare.compare``), graded under ``config``;
-    ``say`` gets a line for each file skipped and each run graded."""
+    ``say`` gets a line for each file skipped and each run graded, ``logs`` each run's log. The
+    runs share ``cache``: a step program graded for one model is not run again for another."""
+    cache = cache if cache is not None else StepCache()
     problems = config.problems()
     catalogue = {s.step_id for p in load_problems("all") for s in p.steps}
     in_split = {s.step_id: s for p in problems for s in p.steps}
     comparisons = []
-    for run in source.runs:
+    for index, run in enumerate(source.runs):
+        started = now()
         texts, skipped = _read_run(run, source, catalogue, in_split, config.split)
         if say is not None:
             for note in run.notes:
@@ -67,12 +76,15 @@ async def regrade_source(
         for problem in problems:
             answers.update(step_answers(problem, _of(problem, texts)))
         completions = {sid: answer.code for sid, answer in answers.items()}
+        kept: dict[str, StepVerdict] = {}
         if completions:
-            verdicts, totals = await grade(completions, config)
+            verdicts, totals = await grade(completions, config, cache=cache, kept=kept)
         else:
             verdicts, totals = [], summary(problems, {})
         graded = Graded(run, config.split, problems, answers, skipped, verdicts, totals)
         comparisons.append(compare(graded, config.step_timeout, source.root))
+        if logs is not None:
+            logs.write(index, comparisons[-1], completions, kept, started)
         if say is not None:
             say(f"{run.label}: {len(verdicts)} steps graded")
     return comparisons

@@ -1,0 +1,228 @@
+"""A re-graded run written as a scievals log: ``scievals report`` reads it, ``inspect view``
+shows it, and ``scievals regrade --verify`` checks it.
+
+The log is the one the task would write for the run under the official-rule config: task
+``scievals/scicode``, the task's own protocol record (``task.task_metadata``) and scorer
+(``scicode_scorer`` of the config's record), one sample per problem of the split with the
+source's answers as the assistant's replies and in the store as the solver keeps them, each
+Score made by the scorer's rule (``scorer.summarize``), and the metrics Inspect computes of them.
+Two things tell it from a live run: its model is ``regrade/<source model>``, and its metadata's
+``regrade`` names the source and the score the source recorded.
+
+A step the source holds no answer for fails unrun, as the official harness fails a step without
+a file (the comparison's "no file"): its problem is counted, as the official rule counts it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from inspect_ai._eval.task.results import (  # inspect-evals-lint: ignore[IECQ001] -- no public API computes a log's results from its scores
+    eval_results,
+)
+from inspect_ai.log import (
+    EvalConfig,
+    EvalDataset,
+    EvalLog,
+    EvalPlan,
+    EvalPlanStep,
+    EvalResults,
+    EvalSample,
+    EvalSpec,
+    EvalStats,
+    write_eval_log,
+)
+from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, ModelOutput
+from inspect_ai.scorer import SampleScore
+from inspect_ai.util import registry_info
+
+from scievals.inputs import InputError
+from scievals.scicode.config import SciCodeConfig
+from scievals.scicode.data.dataset import Problem
+from scievals.scicode.data.targets_source import TargetSource
+from scievals.scicode.metrics import METRICS, scicode_epochs
+from scievals.scicode.regrade.scievals_log import SCORER
+from scievals.scicode.scorer import scicode_scorer, summarize
+from scievals.scicode.solver import STORE_KEY, extract
+from scievals.scicode.task import problem_samples, task_metadata
+from scievals.scicode.verdict import StepVerdict
+
+TASK = "scievals/scicode"
+MODEL_PREFIX = "regrade"
+"""A re-graded run's model is ``regrade/<source model>``: never a live run's name."""
+UNANSWERED = (
+    "no answer in the source: failed, as the official harness fails a step it has no code for"
+)
+
+
+def regraded_model(model: str) -> str:
+    return f"{MODEL_PREFIX}/{model}"
+
+
+@dataclass
+class RegradeLogs:
+    """Where a re-grade writes a log per run (``--log-dir``), each whole once its run is graded."""
+
+    folder: Path
+    config: SciCodeConfig
+    source: dict[str, Any]
+    """What the source is (path, layout, task version), for each log's ``regrade`` entry."""
+    overwrite: bool = False
+    written: list[Path] = field(default_factory=list)
+
+    def path(self, index: int, run: str) -> Path:
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", run).strip("-.")[:80] or "run"
+        return self.folder / f"regrade-{index + 1:03d}-{slug}.eval"
+
+    def claim(self, runs: Sequence[str]) -> None:
+        """Before any grading: every run's log can be written (one line when not)."""
+        if self.folder.exists() and not self.folder.is_dir():
+            raise InputError(f"--log-dir {self.folder} is not a folder")
+        taken = [p for i, run in enumerate(runs) if (p := self.path(i, run)).exists()]
+        if taken and not self.overwrite:
+            more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
+            raise InputError(f"{taken[0]} exists{more}: pass --overwrite to replace it")
+
+    def write(
+        self,
+        index: int,
+        comparison: Mapping[str, Any],
+        completions: Mapping[str, str],
+        verdicts: Mapping[str, StepVerdict],
+        started: str,
+    ) -> Path:
+        """The run's log, written whole (never a half-written ``.eval`` for a report to read)."""
+        log = run_log(self.config, self.source, comparison, completions, verdicts, started)
+        target = self.path(index, str(comparison["run"]))
+        self.folder.mkdir(parents=True, exist_ok=True)
+        part = target.with_name(f".{target.name}.{os.getpid()}.part")
+        write_eval_log(log, str(part), format="eval")
+        os.replace(part, target)
+        self.written.append(target)
+        return target
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def run_log(
+    config: SciCodeConfig,
+    source: Mapping[str, Any],
+    comparison: Mapping[str, Any],
+    completions: Mapping[str, str],
+    verdicts: Mapping[str, StepVerdict],
+    started: str,
+) -> EvalLog:
+    """The log of one re-graded run: ``completions`` (step -> the source's answer) graded as
+    ``verdicts``; ``comparison`` is the run's (``compare``), whose source score it records."""
+    model = regraded_model(str(comparison["model"]))
+    problems = config.problems()
+    samples = [_sample(p, completions, verdicts, config, model) for p in problems]
+    scorer = scicode_scorer(config.record())
+    results = _results(samples, scorer)
+    targets = TargetSource(config.split, config.targets, config.h5, config.dataset).note
+    metadata = task_metadata(config, problems, targets)
+    metadata["regrade"] = {
+        **source,
+        "run": comparison["run"],
+        "model": comparison["model"],
+        "recorded": comparison.get("source"),
+    }
+    spec = EvalSpec(
+        created=started,
+        task=TASK,
+        task_id=uuid.uuid4().hex[:22],
+        run_id=uuid.uuid4().hex[:22],
+        task_registry_name=TASK,
+        task_args={"split": config.split, "extraction": config.extraction},
+        dataset=EvalDataset(
+            name="scicode", samples=len(samples), sample_ids=[s.id for s in samples]
+        ),
+        model=model,
+        config=EvalConfig(epochs=1, epochs_reducer=["scicode_epochs"]),
+        packages={"inspect_ai": version("inspect_ai"), "scievals": version("scievals")},
+        scorers=[  # as Inspect records a task's scorer (its classes are not exported)
+            {
+                "name": SCORER,
+                "options": {"config": config.record()},
+                "metrics": [{"name": registry_info(m).name, "options": {}} for m in METRICS],
+            }
+        ],
+        metadata=metadata,
+    )
+    plan = EvalPlan(
+        name="regrade",
+        steps=[EvalPlanStep(solver="scievals/regrade", params={"source": source.get("source")})],
+    )
+    stats = EvalStats(started_at=started, completed_at=now())
+    return EvalLog(
+        status="success", eval=spec, plan=plan, results=results, stats=stats, samples=samples
+    )
+
+
+def _sample(
+    problem: Problem,
+    completions: Mapping[str, str],
+    verdicts: Mapping[str, StepVerdict],
+    config: SciCodeConfig,
+    model: str,
+) -> EvalSample:
+    """The problem's sample as the task's solver and scorer would leave it for these answers."""
+    answered: dict[str, str] = {}
+    codes: dict[str, str] = {}
+    messages: list[ChatMessage] = []
+    for step in problem.steps:
+        sid = step.step_id
+        if step.presupplied_code is not None:
+            codes[sid] = step.presupplied_code
+        elif sid in completions:
+            answered[sid] = completions[sid]
+            codes[sid] = extract(answered[sid], step.function_header, config.extraction)
+            messages += [
+                ChatMessageUser(content=f"step {sid} (re-graded: the source's reply)"),
+                ChatMessageAssistant(content=answered[sid], model=model),
+            ]
+    steps = [
+        verdicts.get(s.step_id) or StepVerdict(s.step_id, False, "missing_function", UNANSWERED)
+        for s in problem.scored_steps
+    ]
+    (base,) = problem_samples((problem,))
+    last = list(answered.values())[-1:]
+    return EvalSample(
+        id=problem.problem_id,
+        epoch=1,
+        input=base.input,
+        target="",
+        messages=messages,
+        output=ModelOutput.from_content(model, last[0]) if last else ModelOutput(model=model),
+        scores={SCORER: summarize(steps)},
+        metadata=base.metadata,
+        store={STORE_KEY: {"completions": answered, "codes": codes}},
+    )
+
+
+def _results(samples: Sequence[EvalSample], scorer: Any) -> EvalResults:
+    """The results Inspect computes of the samples' scores, reduced as the task reduces them."""
+    scores = [
+        {SCORER: SampleScore(score=s.scores[SCORER], sample_id=s.id, sample_metadata=s.metadata)}
+        for s in samples
+        if s.scores
+    ]
+    results, _ = eval_results(
+        samples=len(samples),
+        scores=scores,
+        reducers=[scicode_epochs()],
+        scorers=[scorer],
+        metrics=None,
+        completed_samples=len(samples),
+    )
+    return results

@@ -1,0 +1,165 @@
+"""``scievals regrade`` writes a scievals log of each re-graded run.
+
+The fast tests build a log from verdicts given and check its shape: the task's own protocol
+record (this install's protocol check finds no difference), the scorer's Score, Inspect's
+results, a round trip through Inspect's reader, and ``scievals report`` reading it as a re-grade.
+The slow ones re-grade folders the official generator wrote (``test_regrade_official``'s), two
+models with the same answers: the second model's step programs are the first's (one set run),
+and ``--verify`` of the log written finds it clean.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from scievals.cli import main
+from scievals.inputs import InputError
+from scievals.report.load import load_runs
+from scievals.scicode.regrade.eval_log import UNANSWERED, RegradeLogs, now
+from scievals.scicode.regrade.protocol_check import check_protocol
+from scievals.scicode.regrade.run import grading_config
+from scievals.scicode.regrade.scievals_log import SCORER, read_log
+from scievals.scicode.solver import STORE_KEY
+from scievals.scicode.task import scicode
+from scievals.scicode.verdict import StepVerdict
+
+from .test_regrade_official import BG, MODEL, generate, gold, wrong
+
+RUN = f"{MODEL} ({BG}) sample 0"
+SOURCE = {"source": "/data/eval_results", "layout": "generated_code/<model>/<background>/"}
+RECORDED = {"steps_passed": 2, "steps_total": 50}
+
+
+def _written(folder: Path, overwrite: bool = False) -> Path:
+    """A dev log of one run: 1.1 passed, 19.1 failed, 19.2 unanswered; the rest unanswered."""
+    config = grading_config("dev", None, None, "scievals")
+    logs = RegradeLogs(folder, config, SOURCE, overwrite)
+    logs.claim([RUN])
+    comparison = {"run": RUN, "model": MODEL, "source": RECORDED}
+    verdicts = {
+        "1.1": StepVerdict("1.1", True, runtime="2024", seconds=0.3),
+        "19.1": StepVerdict("19.1", False, "assertion", "test 1 failed", runtime="2024"),
+    }
+    completions = {"1.1": gold("1.1"), "19.1": wrong("19.1")}
+    return logs.write(0, comparison, completions, verdicts, now())
+
+
+def test_the_log_is_the_tasks_with_the_scorers_scores(tmp_path):
+    path = _written(tmp_path / "logs")
+    assert path.name == f"regrade-001-{MODEL}-without_background-sample-0.eval"
+    log = read_eval_log(str(path))
+    assert (log.status, log.eval.task, log.eval.model) == (
+        "success",
+        "scievals/scicode",
+        f"regrade/{MODEL}",
+    )
+    metadata = log.eval.metadata or {}
+    task = scicode(split="dev", extraction="original")
+    assert metadata["protocol"] == (task.metadata or {})["protocol"]
+    assert metadata["regrade"] == {**SOURCE, "run": RUN, "model": MODEL, "recorded": RECORDED}
+    assert [s.name for s in log.eval.scorers or []] == [SCORER]
+    samples = {str(s.id): s for s in log.samples or []}
+    assert len(samples) == 15  # every problem of the split: an unanswered one counts failed
+    one, nineteen = samples["1"], samples["19"]
+    assert [m.role for m in one.messages] == ["user", "assistant"]
+    assert one.messages[1].text == gold("1.1")
+    assert one.output.completion == gold("1.1")
+    assert one.store[STORE_KEY]["completions"] == {"1.1": gold("1.1")}
+    assert nineteen.scores[SCORER].value == {"19.1": 0.0, "19.2": 0.0}
+    steps = nineteen.scores[SCORER].metadata["steps"]
+    assert [(v["step"], v["reason_kind"], v["reason"]) for v in steps] == [
+        ("19.1", "assertion", "test 1 failed"),
+        ("19.2", "missing_function", UNANSWERED),
+    ]
+    assert one.scores[SCORER].value == {"1.1": 1.0}
+    metrics = {n: m.value for n, m in log.results.scores[0].metrics.items()}
+    assert metrics["total_subproblems_solved"] == 1
+    assert metrics["total_main_problems_solved"] == 1
+    assert metrics["percentage_subproblems_solved"] == pytest.approx(2.0)
+    assert log.results.scores[0].reducer == "scicode_epochs"
+
+
+def test_this_installs_protocol_check_finds_no_difference(tmp_path):
+    shared = read_log(_written(tmp_path / "logs"))
+    assert check_protocol(shared) == ([], [])
+
+
+def test_the_report_reads_it_as_a_re_grade(tmp_path, capsys):
+    folder = tmp_path / "logs"
+    _written(folder)
+    runs, notes = load_runs([folder])
+    assert notes == []
+    (run,) = runs
+    assert (run.model, run.benchmark) == (f"regrade/{MODEL}", "scicode")
+    assert main(["report", str(folder), "--out", str(tmp_path / "report")]) == 0
+    assert f"regrade/{MODEL}" in capsys.readouterr().out
+
+
+def test_an_existing_log_is_replaced_only_with_overwrite(tmp_path):
+    path = _written(tmp_path / "logs")
+    with pytest.raises(InputError, match=f"{path} exists: pass --overwrite to replace it"):
+        _written(tmp_path / "logs")
+    assert _written(tmp_path / "logs", overwrite=True) == path
+
+
+def test_log_dir_is_refused_where_no_log_is_written(tmp_path, capsys):
+    log = tmp_path / "a.eval"
+    log.write_text("")
+    assert main(["regrade", "--verify", str(log), "--log-dir", str(tmp_path / "x")]) == 2
+    assert "--verify writes no log" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+# ---- re-graded for real -------------------------------------------------------------------------
+
+REPLIES = {"1.1": gold("1.1"), "19.1": gold("19.1"), "19.2": wrong("19.2")}
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory, dev_targets_file):
+    """Two models' folders with the same answers, re-graded through the command with --out."""
+    tmp = tmp_path_factory.mktemp("relog")
+    results = tmp / "eval_results"
+    generate(results, REPLIES, model="model-a")
+    generate(results, REPLIES, model="model-b")
+    out = tmp / "out"
+    assert main(["regrade", str(results), "--out", str(out)]) == 0
+    return sorted((out / "logs").glob("*.eval"))
+
+
+@pytest.mark.slow
+def test_identical_programs_across_models_run_once(two_models):
+    logs = [read_eval_log(str(p)) for p in two_models]
+    assert [log.eval.model for log in logs] == ["regrade/model-a", "regrade/model-b"]
+
+    def steps(log, key):
+        return {
+            v["step"]: v[key]
+            for s in log.samples or []
+            for v in s.scores[SCORER].metadata["steps"]
+            if v["step"] in REPLIES
+        }
+
+    first, second = logs
+    assert (
+        steps(first, "passed")
+        == steps(second, "passed")
+        == {
+            "1.1": True,
+            "19.1": True,
+            "19.2": False,
+        }
+    )
+    assert set(steps(first, "reused").values()) == {False}
+    assert set(steps(second, "reused").values()) == {True}  # the first model's programs
+
+
+@pytest.mark.slow
+def test_the_written_log_verifies_clean(two_models, capsys):
+    code = main(["regrade", "--verify", str(two_models[0])])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0, out
+    assert out[-1].startswith(f"{two_models[0]} verifies clean: 15 samples, 50 steps re-graded")
