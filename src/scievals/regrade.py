@@ -20,8 +20,10 @@ def _run(ns: argparse.Namespace) -> int:
     from scievals.scicode import regrade_scicode
 
     if not ns.verify and is_opencompass_output(Path(ns.source)):
-        if ns.log_dir:
-            raise InputError("--log-dir writes logs of SciCode re-grades: not of SciBench sources")
+        if ns.log_dir or ns.resume:
+            raise InputError(
+                "--log-dir and --resume are for SciCode re-grades' logs: not of SciBench sources"
+            )
         return regrade_opencompass(ns)
     return regrade_scicode(ns)
 
@@ -66,6 +68,12 @@ def register(groups: dict) -> None:
         default=None,
         help="SciCode sources: write a scievals log of each re-graded run here, for `scievals "
         "report` and `inspect view` (default: DIR/logs with --out DIR, else none)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="SciCode sources: grade only the runs whose log is not written yet (an "
+        "interrupted re-grade), the rest read back from their logs",
     )
     scicode = parser.add_argument_group("SciCode sources")
     scicode.add_argument(

@@ -10,6 +10,7 @@ and ``--verify`` of the log written finds it clean.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from scievals.cli import main
 from scievals.inputs import InputError
 from scievals.report.load import load_runs
 from scievals.scicode.regrade.eval_log import UNANSWERED, RegradeLogs, now
+from scievals.scicode.regrade.official_folder import read_source
 from scievals.scicode.regrade.protocol_check import check_protocol
 from scievals.scicode.regrade.run import grading_config
 from scievals.scicode.regrade.scievals_log import SCORER, read_log
@@ -26,7 +28,7 @@ from scievals.scicode.solver import STORE_KEY
 from scievals.scicode.task import scicode
 from scievals.scicode.verdict import StepVerdict
 
-from .test_regrade_official import BG, MODEL, generate, gold, wrong
+from .test_regrade_official import BG, MODEL, answers_of, generate, gold, wrong
 
 RUN = f"{MODEL} ({BG}) sample 0"
 SOURCE = {"source": "/data/eval_results", "layout": "generated_code/<model>/<background>/"}
@@ -100,7 +102,7 @@ def test_the_report_reads_it_as_a_re_grade(tmp_path, capsys):
 
 def test_an_existing_log_is_replaced_only_with_overwrite(tmp_path):
     path = _written(tmp_path / "logs")
-    with pytest.raises(InputError, match=f"{path} exists: pass --overwrite to replace it"):
+    with pytest.raises(InputError, match=f"{path} exists: pass --resume to keep the runs"):
         _written(tmp_path / "logs")
     assert _written(tmp_path / "logs", overwrite=True) == path
 
@@ -163,3 +165,58 @@ def test_the_written_log_verifies_clean(two_models, capsys):
     out = capsys.readouterr().out.splitlines()
     assert code == 0, out
     assert out[-1].startswith(f"{two_models[0]} verifies clean: 15 samples, 50 steps re-graded")
+
+
+# ---- resumed ------------------------------------------------------------------------------------
+
+
+def _logged_before(tmp_path: Path, completions: dict[str, str] | None = None, timeout=None):
+    """A folder the official generator wrote, and the log an earlier re-grade of it left, which
+    claims 1.1 (gold) failed: a resumed re-grade that ran it would say otherwise."""
+    results = tmp_path / "eval_results"
+    folder = generate(results, {"1.1": gold("1.1")})
+    source = read_source(results)
+    answers = {sid: a.code for sid, a in answers_of(folder).items()}
+    config = grading_config("dev", None, timeout, "scievals")
+    about = {"source": str(source.path), "layout": source.layout}
+    logs = RegradeLogs(tmp_path / "logs", config, about)
+    claimed = {"1.1": StepVerdict("1.1", False, "assertion", "claimed by the log")}
+    comparison = {"run": RUN, "model": MODEL, "source": None}
+    logs.write(0, comparison, completions or answers, claimed, now())
+    return results
+
+
+def _resume(tmp_path: Path, *more: str) -> int:
+    logs = tmp_path / "logs"
+    return main(["regrade", str(tmp_path / "eval_results"), "--log-dir", str(logs), *more])
+
+
+def test_a_resumed_regrade_reads_a_logged_run_back(tmp_path, capsys):
+    _logged_before(tmp_path)
+    assert _resume(tmp_path, "--out", str(tmp_path / "out")) == 2
+    assert "exists: pass --resume to keep the runs logged" in capsys.readouterr().err
+    assert _resume(tmp_path, "--resume", "--out", str(tmp_path / "out")) == 0
+    err = capsys.readouterr().err
+    assert f"{RUN}: 1 steps logged before: not graded again" in err
+    assert "wrote 0 logs, kept 1 written before" in err
+    (run,) = json.loads((tmp_path / "out" / "regrade.json").read_text())["runs"]
+    assert [(v["step"], v["passed"], v["reason"]) for v in run["verdicts"]] == [
+        ("1.1", False, "claimed by the log")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("completions", "timeout", "why"),
+    [
+        ({"1.1": "def cg():\n    return 0"}, None, "its answers are not the source's now"),
+        (None, 30, "graded under other options"),
+    ],
+)
+def test_a_log_of_other_answers_or_options_is_not_resumed(
+    tmp_path, capsys, completions, timeout, why
+):
+    _logged_before(tmp_path, completions, timeout)
+    assert _resume(tmp_path, "--resume") == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last.startswith("scievals: error: ") and why in last, last
+    assert last.endswith("not resumed (pass --overwrite to grade it again)")

@@ -34,11 +34,16 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
             f"{'is' if len(given) == 1 else 'are'} for SciBench sources"
         )
     if ns.verify:
-        if ns.log_dir:
+        if ns.log_dir or ns.resume:
             raise InputError(
-                "--verify writes no log: --log-dir is for re-grades of other harnesses"
+                "--verify writes no log: --log-dir and --resume are for re-grades of other "
+                "harnesses"
             )
         return _verify(ns)
+    if ns.resume and ns.overwrite:
+        raise InputError("--resume keeps the runs logged, --overwrite replaces them: choose one")
+    if ns.resume and not (ns.log_dir or ns.out):
+        raise InputError("--resume reads the runs' logs: name them with --log-dir or --out")
     from scievals.scicode.regrade.inspect_evals_log import is_inspect_log
 
     if is_inspect_log(Path(ns.source)):
@@ -47,7 +52,7 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
     from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
 
     say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = out_file(ns.out, ns.overwrite, OUT_FILE)
+    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
@@ -78,7 +83,7 @@ def _logs(
     folder = ns.log_dir or (Path(ns.out) / LOGS if ns.out else None)
     if folder is None:
         return None
-    logs = RegradeLogs(Path(folder), config, about, ns.overwrite)
+    logs = RegradeLogs(Path(folder), config, about, ns.overwrite, ns.resume)
     logs.claim(runs)
     return logs
 
@@ -116,10 +121,11 @@ def _compared(
         }
         write_whole(target, to_json(comparisons, about))
         say(f"wrote {target}")
-    if logs is not None and logs.written:
+    if logs is not None and (logs.written or logs.resumed):
+        kept = f", kept {len(logs.resumed)} written before" if logs.resumed else ""
         say(
-            f"wrote {len(logs.written)} logs in {logs.folder} (`scievals report {logs.folder}`, "
-            f"`inspect view --log-dir {logs.folder}`)"
+            f"wrote {len(logs.written)} logs{kept} in {logs.folder} (`scievals report "
+            f"{logs.folder}`, `inspect view --log-dir {logs.folder}`)"
         )
     return 0
 
@@ -138,7 +144,7 @@ def _regrade_log(ns: argparse.Namespace) -> int:
     from scievals.scicode.regrade.run import grading_config
 
     say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = out_file(ns.out, ns.overwrite, OUT_FILE)
+    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     problems = {p.problem_id: p for p in load_problems("all")}
     source = read_inspect_evals_log(Path(ns.source), problems)
     for note in source.notes:

@@ -38,6 +38,7 @@ from inspect_ai.log import (
     EvalSample,
     EvalSpec,
     EvalStats,
+    read_eval_log,
     write_eval_log,
 )
 from inspect_ai.model import ChatMessage, ChatMessageAssistant, ChatMessageUser, ModelOutput
@@ -58,6 +59,7 @@ from scievals.scicode.verdict import StepVerdict
 TASK = "scievals/scicode"
 MODEL_PREFIX = "regrade"
 """A re-graded run's model is ``regrade/<source model>``: never a live run's name."""
+AGAIN = "pass --overwrite to grade it again"
 UNANSWERED = (
     "no answer in the source: failed, as the official harness fails a step it has no code for"
 )
@@ -76,7 +78,10 @@ class RegradeLogs:
     source: dict[str, Any]
     """What the source is (path, layout, task version), for each log's ``regrade`` entry."""
     overwrite: bool = False
+    resume: bool = False
+    """A run whose log is written already (by an interrupted re-grade) is not graded again."""
     written: list[Path] = field(default_factory=list)
+    resumed: list[Path] = field(default_factory=list)
 
     def path(self, index: int, run: str) -> Path:
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", run).strip("-.")[:80] or "run"
@@ -86,10 +91,55 @@ class RegradeLogs:
         """Before any grading: every run's log can be written (one line when not)."""
         if self.folder.exists() and not self.folder.is_dir():
             raise InputError(f"--log-dir {self.folder} is not a folder")
-        taken = [p for i, run in enumerate(runs) if (p := self.path(i, run)).exists()]
-        if taken and not self.overwrite:
+        taken = [(p, run) for i, run in enumerate(runs) if (p := self.path(i, run)).exists()]
+        if taken and not (self.overwrite or self.resume):
             more = f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""
-            raise InputError(f"{taken[0]} exists{more}: pass --overwrite to replace it")
+            raise InputError(
+                f"{taken[0][0]} exists{more}: pass --resume to keep the runs logged, or "
+                "--overwrite to replace them"
+            )
+        if self.resume:
+            for path, run in taken:
+                why = self._foreign(path, run)
+                if why is not None:
+                    raise InputError(f"{path}: {why}: not resumed ({AGAIN})")
+
+    def _foreign(self, path: Path, run: str) -> str | None:
+        """Why the log at ``path`` is not this re-grade's log of ``run``, or None."""
+        try:
+            header = read_eval_log(str(path), header_only=True)
+        except Exception as exc:  # a damaged file fails Inspect's reader in any of its ways
+            return f"not a readable log ({(str(exc).splitlines() or [type(exc).__name__])[0]})"
+        regrade = (header.eval.metadata or {}).get("regrade")
+        scorers = [s.options for s in header.eval.scorers or [] if s.name == SCORER]
+        if header.eval.task != TASK or not isinstance(regrade, dict):
+            return "not a re-grade's log"
+        if regrade.get("run") != run or any(regrade.get(k) != v for k, v in self.source.items()):
+            return "the log of another source or run"
+        if scorers != [{"config": self.config.record()}]:
+            return "graded under other options"
+        return None
+
+    def logged(
+        self, index: int, run: str, completions: Mapping[str, str]
+    ) -> dict[str, StepVerdict] | None:
+        """With ``resume``, the verdicts of the run's log written before (``claim`` checked
+        it), for the steps answered; None when the run has no log yet."""
+        path = self.path(index, run)
+        if not (self.resume and path.exists()):
+            return None
+        log = read_eval_log(str(path))
+        kept: dict[str, str] = {}
+        steps: dict[str, StepVerdict] = {}
+        for sample in log.samples or []:
+            kept.update((sample.store or {}).get(STORE_KEY, {}).get("completions", {}))
+            score = (sample.scores or {}).get(SCORER)
+            for verdict in (score.metadata or {}).get("steps", []) if score else []:
+                steps[verdict["step"]] = StepVerdict(**verdict)
+        if kept != dict(completions):
+            raise InputError(f"{path}: its answers are not the source's now: not resumed ({AGAIN})")
+        self.resumed.append(path)
+        return {sid: v for sid, v in steps.items() if sid in completions}
 
     def write(
         self,

@@ -27,7 +27,7 @@ from typing import Any
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
-from scievals.scicode.grade import grade, infer_split, summary
+from scievals.scicode.grade import infer_split, summary
 from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.regrade.compare import (
     REGENERATED_TARGETS,
@@ -40,7 +40,8 @@ from scievals.scicode.regrade.compare import (
 from scievals.scicode.regrade.eval_log import RegradeLogs, now
 from scievals.scicode.regrade.inspect_evals_log import SourceLog, SourceSample, source_extract
 from scievals.scicode.regrade.official_folder import Recorded
-from scievals.scicode.verdict import StepVerdict, problem_solved
+from scievals.scicode.regrade.run import grade_run
+from scievals.scicode.verdict import problem_solved
 
 UNPINNED = {
     "simps": "scipy.integrate.simps, removed in SciPy 1.14",
@@ -84,15 +85,15 @@ async def regrade_log(
             for sample in samples
             for step in sample.problem.scored_steps
         }
-        kept: dict[str, StepVerdict] = {}
-        verdicts = (
-            (await grade(completions, config, cache=cache, kept=kept))[0] if completions else []
-        )
+        label = run_label(source, epoch)
+        logged = logs.logged(index, label, completions) if logs is not None else None
+        verdicts, _, kept = await grade_run(completions, config, cache, logged)
         comparisons.append(comparison(source, epoch, samples, verdicts, config))
-        if logs is not None:
+        if logs is not None and logged is None:
             logs.write(index, comparisons[-1], completions, kept, started)
         if say is not None:
-            say(f"{comparisons[-1]['run']}: {len(verdicts)} steps graded")
+            done = "logged before: not graded again" if logged is not None else "graded"
+            say(f"{label}: {len(verdicts)} steps {done}")
     return comparisons
 
 
