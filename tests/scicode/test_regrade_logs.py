@@ -28,6 +28,7 @@ from scievals.scicode.solver import STORE_KEY
 from scievals.scicode.task import scicode
 from scievals.scicode.verdict import StepVerdict
 
+from .test_regrade_inspect_evals import _built_log
 from .test_regrade_official import BG, MODEL, answers_of, generate, gold, wrong
 
 RUN = f"{MODEL} ({BG}) sample 0"
@@ -220,3 +221,31 @@ def test_a_log_of_other_answers_or_options_is_not_resumed(
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("scievals: error: ") and why in last, last
     assert last.endswith("not resumed (pass --overwrite to grade it again)")
+
+
+@pytest.mark.slow
+def test_an_inspect_evals_logs_epochs_are_logged_and_verify_clean(tmp_path, capsys):
+    """Each epoch of an inspect_evals log is a run with a log of its own; the second epoch's
+    programs are the first's, and its log verifies clean."""
+    source = _built_log(tmp_path, {"1.1": gold("1.1")}, epochs=2)
+    logs = tmp_path / "logs"
+    assert main(["regrade", str(source), "--log-dir", str(logs)]) == 0
+    paths = sorted(logs.glob("*.eval"))
+    assert [p.name for p in paths] == [
+        "regrade-001-mockllm-model-3-A-epoch-1.eval",
+        "regrade-002-mockllm-model-3-A-epoch-2.eval",
+    ]
+    second = read_eval_log(str(paths[1]))
+    assert second.eval.model == "regrade/mockllm/model"
+    regrade = (second.eval.metadata or {})["regrade"]
+    assert (regrade["layout"], regrade["task_version"], regrade["run"]) == (
+        "inspect_evals log",
+        "3-A",
+        "mockllm/model (3-A) epoch 2",
+    )
+    assert regrade["recorded"]["steps_passed"] == 1
+    (one,) = [s for s in second.samples or [] if str(s.id) == "1"]
+    assert one.scores[SCORER].metadata["steps"][0]["reused"] is True
+    capsys.readouterr()
+    assert main(["regrade", "--verify", str(paths[1])]) == 0
+    assert "verifies clean: 15 samples, 50 steps" in capsys.readouterr().out

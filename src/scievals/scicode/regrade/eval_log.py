@@ -128,14 +128,19 @@ class RegradeLogs:
         path = self.path(index, run)
         if not (self.resume and path.exists()):
             return None
-        log = read_eval_log(str(path))
         kept: dict[str, str] = {}
         steps: dict[str, StepVerdict] = {}
-        for sample in log.samples or []:
-            kept.update((sample.store or {}).get(STORE_KEY, {}).get("completions", {}))
-            score = (sample.scores or {}).get(SCORER)
-            for verdict in (score.metadata or {}).get("steps", []) if score else []:
-                steps[verdict["step"]] = StepVerdict(**verdict)
+        try:
+            for sample in read_eval_log(str(path)).samples or []:
+                kept.update((sample.store or {}).get(STORE_KEY, {}).get("completions", {}))
+                score = (sample.scores or {}).get(SCORER)
+                for verdict in (score.metadata or {}).get("steps", []) if score else []:
+                    steps[verdict["step"]] = StepVerdict(**verdict)
+        except Exception as exc:  # edited or damaged since ``claim``: any error of its content
+            first = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            raise InputError(
+                f"{path}: its samples cannot be read back ({first}): {AGAIN}"
+            ) from None
         if kept != dict(completions):
             raise InputError(f"{path}: its answers are not the source's now: not resumed ({AGAIN})")
         self.resumed.append(path)
