@@ -204,6 +204,7 @@ def test_a_resumed_regrade_reads_a_logged_run_back(tmp_path, capsys):
     assert [(v["step"], v["passed"], v["reason"]) for v in run["verdicts"]] == [
         ("1.1", False, "claimed by the log")
     ]
+    assert run["log"] == str(next((tmp_path / "logs").glob("*.eval")))
 
 
 @pytest.mark.parametrize(

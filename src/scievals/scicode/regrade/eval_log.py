@@ -146,6 +146,22 @@ class RegradeLogs:
         self.resumed.append(path)
         return {sid: v for sid, v in steps.items() if sid in completions}
 
+    def keep(
+        self,
+        index: int,
+        comparison: dict[str, Any],
+        completions: Mapping[str, str],
+        verdicts: Mapping[str, StepVerdict],
+        started: str,
+        logged: bool,
+    ) -> None:
+        """The run's log written, unless ``logged`` before (a resumed re-grade); the comparison
+        names it (``log``), so that ``regrade.json`` says which log is which run's."""
+        path = self.path(index, str(comparison["run"]))
+        if not logged:
+            path = self.write(index, comparison, completions, verdicts, started)
+        comparison["log"] = str(path)
+
     def write(
         self,
         index: int,

@@ -89,8 +89,8 @@ async def regrade_log(
         logged = logs.logged(index, label, completions) if logs is not None else None
         verdicts, _, kept = await grade_run(completions, config, cache, logged)
         comparisons.append(comparison(source, epoch, samples, verdicts, config))
-        if logs is not None and logged is None:
-            logs.write(index, comparisons[-1], completions, kept, started)
+        if logs is not None:
+            logs.keep(index, comparisons[-1], completions, kept, started, logged is not None)
         if say is not None:
             done = "logged before: not graded again" if logged is not None else "graded"
             say(f"{label}: {len(verdicts)} steps {done}")

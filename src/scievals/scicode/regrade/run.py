@@ -80,8 +80,8 @@ async def regrade_source(
         verdicts, totals, kept = await grade_run(completions, config, cache, logged)
         graded = Graded(run, config.split, problems, answers, skipped, verdicts, totals)
         comparisons.append(compare(graded, config.step_timeout, source.root))
-        if logs is not None and logged is None:
-            logs.write(index, comparisons[-1], completions, kept, started)
+        if logs is not None:
+            logs.keep(index, comparisons[-1], completions, kept, started, logged is not None)
         if say is not None:
             done = "logged before: not graded again" if logged is not None else "graded"
             say(f"{run.label}: {len(verdicts)} steps {done}")
