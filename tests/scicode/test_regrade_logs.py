@@ -47,7 +47,7 @@ def _written(folder: Path, overwrite: bool = False) -> Path:
         "19.1": StepVerdict("19.1", False, "assertion", "test 1 failed", runtime="2024"),
     }
     completions = {"1.1": gold("1.1"), "19.1": wrong("19.1")}
-    return logs.write(0, comparison, completions, verdicts, now())
+    return logs.keep(0, comparison, completions, verdicts, now())
 
 
 def test_the_log_is_the_tasks_with_the_scorers_scores(tmp_path):
@@ -183,7 +183,7 @@ def _logged_before(tmp_path: Path, completions: dict[str, str] | None = None, ti
     logs = RegradeLogs(tmp_path / "logs", config, about)
     claimed = {"1.1": StepVerdict("1.1", False, "assertion", "claimed by the log")}
     comparison = {"run": RUN, "model": MODEL, "source": None}
-    logs.write(0, comparison, completions or answers, claimed, now())
+    logs.keep(0, comparison, completions or answers, claimed, now())
     return results
 
 

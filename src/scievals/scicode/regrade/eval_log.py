@@ -153,31 +153,20 @@ class RegradeLogs:
         completions: Mapping[str, str],
         verdicts: Mapping[str, StepVerdict],
         started: str,
-        logged: bool,
-    ) -> None:
-        """The run's log written, unless ``logged`` before (a resumed re-grade); the comparison
-        names it (``log``), so that ``regrade.json`` says which log is which run's."""
-        path = self.path(index, str(comparison["run"]))
-        if not logged:
-            path = self.write(index, comparison, completions, verdicts, started)
-        comparison["log"] = str(path)
-
-    def write(
-        self,
-        index: int,
-        comparison: Mapping[str, Any],
-        completions: Mapping[str, str],
-        verdicts: Mapping[str, StepVerdict],
-        started: str,
+        logged: bool = False,
     ) -> Path:
-        """The run's log, written whole (never a half-written ``.eval`` for a report to read)."""
-        log = run_log(self.config, self.source, comparison, completions, verdicts, started)
+        """The run's log, written whole (never a half-written ``.eval`` for a report to read)
+        unless ``logged`` before (a resumed re-grade); the comparison names it (``log``), so
+        that ``regrade.json`` says which log is which run's."""
         target = self.path(index, str(comparison["run"]))
-        self.folder.mkdir(parents=True, exist_ok=True)
-        part = target.with_name(f".{target.name}.{os.getpid()}.part")
-        write_eval_log(log, str(part), format="eval")
-        os.replace(part, target)
-        self.written.append(target)
+        if not logged:
+            log = run_log(self.config, self.source, comparison, completions, verdicts, started)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            part = target.with_name(f".{target.name}.{os.getpid()}.part")
+            write_eval_log(log, str(part), format="eval")
+            os.replace(part, target)
+            self.written.append(target)
+        comparison["log"] = str(target)
         return target
 
 
