@@ -16,7 +16,7 @@ from scievals.scicode.grading.runner import grade_step
 from scievals.scicode.grading.schedule import StepCache, expected_cost
 from scievals.scicode.regenerate import ensure_dev_targets
 from scievals.scicode.solver import extract
-from scievals.scicode.verdict import added_by, problem_solved
+from scievals.scicode.verdict import StepVerdict, added_by, problem_solved
 
 
 def read_completions(path: Path) -> dict[str, str]:
@@ -127,12 +127,16 @@ async def grade(
     *,
     decided: Mapping[str, dict[str, Any]] | None = None,
     on_verdict: Callable[[dict[str, Any]], None] | None = None,
+    cache: StepCache | None = None,
+    kept: dict[str, StepVerdict] | None = None,
     **params: Any,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Verdicts for every step in ``completions`` and the split's summary, under ``config`` or
     the config ``grade_config`` builds of the task's parameters ``params``. Steps in
     ``decided`` (verdicts of an interrupted run) are not graded again; ``on_verdict`` gets each
-    new verdict as it is decided, so that a crash loses none."""
+    new verdict as it is decided, so that a crash loses none. ``cache`` may span several calls
+    (a re-grade's runs): a step program already graded there is not run again. ``kept`` gets
+    each graded step's whole verdict (what the scorer's ``Score`` records)."""
     if config is None:
         config = grade_config(completions, **params)
     elif params:
@@ -153,23 +157,24 @@ async def grade(
         config.split, config.targets, config.h5, config.dataset, ensure_dev_targets
     )
     jobs = _jobs(problems, completions, set(completions) - set(decided), config)
-    cache = StepCache()
+    cache = cache if cache is not None else StepCache()
 
     async def graded(
         envs: dict[str, Any], problem: Problem, step: Step, codes: dict[str, str]
     ) -> dict[str, Any]:
-        verdict = verdict_line(
-            await grade_step(
-                envs,
-                problem,
-                step,
-                codes,
-                partial(lookup, step),
-                config.step_timeout,
-                cache,
-                config.all_runtimes,
-            )
+        whole = await grade_step(
+            envs,
+            problem,
+            step,
+            codes,
+            partial(lookup, step),
+            config.step_timeout,
+            cache,
+            config.all_runtimes,
         )
+        if kept is not None:
+            kept[whole.step] = whole
+        verdict = verdict_line(whole)
         if on_verdict is not None:
             on_verdict(verdict)
         return verdict

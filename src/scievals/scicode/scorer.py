@@ -48,6 +48,8 @@ def _line(v: StepVerdict) -> str:
 
 
 def summarize(verdicts: list[StepVerdict]) -> Score:
+    """A sample's Score from its steps' verdicts: the one rule of the scorer and of a
+    re-grade's log (``regrade.eval_log``), so that ``--verify`` compares like with like."""
     value = {v.step: 1.0 if v.passed else 0.0 for v in verdicts}
     lines = [_line(v) for v in verdicts]
     return Score(

@@ -127,12 +127,20 @@ def scicode(
         scorer=scicode_scorer(config.record()),
         sandbox=_sandbox_spec(config),
         epochs=Epochs(1, scicode_epochs()),
-        metadata={
-            "protocol": _protocol(config, problems, target_source.note),
-            "runtime_versions": runtime_versions(config.runtime_names),
-            "sandbox_images": sandbox_images(config.sandbox, config.runtime_names),
-        },
+        metadata=task_metadata(config, problems, target_source.note),
     )
+
+
+def task_metadata(
+    config: SciCodeConfig, problems: tuple[Problem, ...], targets: str
+) -> dict[str, Any]:
+    """What a log of ``config`` records of its protocol and runtimes (``targets``: where the
+    targets come from); the task's, and a re-grade's log's."""
+    return {
+        "protocol": _protocol(config, problems, targets),
+        "runtime_versions": runtime_versions(config.runtime_names),
+        "sandbox_images": sandbox_images(config.sandbox, config.runtime_names),
+    }
 
 
 def _target_source(config: SciCodeConfig) -> TargetSource:

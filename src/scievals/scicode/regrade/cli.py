@@ -14,8 +14,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
 
     from scievals.scicode.config import SciCodeConfig
+    from scievals.scicode.regrade.eval_log import RegradeLogs
 
 from scievals.regrade_out import OUT_FILE, VERIFY_FILE, out_file, stamp, write_whole
+
+LOGS = "logs"
+"""The folder of ``--out`` that gets each run's log when ``--log-dir`` is not given."""
 
 
 def regrade_scicode(ns: argparse.Namespace) -> int:
@@ -30,7 +34,16 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
             f"{'is' if len(given) == 1 else 'are'} for SciBench sources"
         )
     if ns.verify:
+        if ns.log_dir or ns.resume:
+            raise InputError(
+                "--verify writes no log: --log-dir and --resume are for re-grades of other "
+                "harnesses"
+            )
         return _verify(ns)
+    if ns.resume and ns.overwrite:
+        raise InputError("--resume keeps the runs logged, --overwrite replaces them: choose one")
+    if ns.resume and not (ns.log_dir or ns.out):
+        raise InputError("--resume reads the runs' logs: name them with --log-dir or --out")
     from scievals.scicode.regrade.inspect_evals_log import is_inspect_log
 
     if is_inspect_log(Path(ns.source)):
@@ -39,7 +52,7 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
     from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
 
     say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = out_file(ns.out, ns.overwrite, OUT_FILE)
+    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
@@ -48,9 +61,31 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
     )
     say(f"{len(source.runs)} runs in {source.path} ({source.layout}), split {config.split}")
     about = {"source": str(source.path), "layout": source.layout}
+    logs = _logs(ns, config, about, [run.label for run in source.runs])
     return _compared(
-        say, target, config, lambda: regrade_source(source, config, say), about, source.notes
+        say,
+        target,
+        config,
+        lambda: regrade_source(source, config, say, logs=logs),
+        about,
+        source.notes,
+        logs,
     )
+
+
+def _logs(
+    ns: argparse.Namespace, config: SciCodeConfig, about: dict[str, Any], runs: Sequence[str]
+) -> RegradeLogs | None:
+    """Where each run's log goes: ``--log-dir``, else ``--out``'s ``logs/``, else nowhere;
+    checked before any grading."""
+    from scievals.scicode.regrade.eval_log import RegradeLogs
+
+    folder = ns.log_dir or (Path(ns.out) / LOGS if ns.out else None)
+    if folder is None:
+        return None
+    logs = RegradeLogs(Path(folder), config, about, ns.overwrite, ns.resume)
+    logs.claim(runs)
+    return logs
 
 
 def _compared(
@@ -60,6 +95,7 @@ def _compared(
     regrade: Callable[[], Coroutine[Any, Any, list[dict[str, Any]]]],
     about: dict[str, Any],
     notes: Sequence[str],
+    logs: RegradeLogs | None = None,
 ) -> int:
     """Grades (``regrade()``), prints the comparison and writes it to ``target``."""
     from scievals.grade_out import Interrupts
@@ -85,6 +121,12 @@ def _compared(
         }
         write_whole(target, to_json(comparisons, about))
         say(f"wrote {target}")
+    if logs is not None and (logs.written or logs.resumed):
+        kept = f", kept {len(logs.resumed)} written before" if logs.resumed else ""
+        say(
+            f"wrote {len(logs.written)} logs{kept} in {logs.folder} (`scievals report "
+            f"{logs.folder}`, `inspect view --log-dir {logs.folder}`)"
+        )
     return 0
 
 
@@ -93,11 +135,16 @@ def _regrade_log(ns: argparse.Namespace) -> int:
     the scores it records."""
     from scievals.scicode.data.dataset import load_problems
     from scievals.scicode.regrade.inspect_evals_log import read_inspect_evals_log
-    from scievals.scicode.regrade.inspect_evals_regrade import log_split, regrade_log
+    from scievals.scicode.regrade.inspect_evals_regrade import (
+        log_split,
+        regrade_log,
+        run_epochs,
+        run_label,
+    )
     from scievals.scicode.regrade.run import grading_config
 
     say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = out_file(ns.out, ns.overwrite, OUT_FILE)
+    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     problems = {p.problem_id: p for p in load_problems("all")}
     source = read_inspect_evals_log(Path(ns.source), problems)
     for note in source.notes:
@@ -114,8 +161,15 @@ def _regrade_log(ns: argparse.Namespace) -> int:
         "layout": "inspect_evals log",
         "task_version": source.version,
     }
+    logs = _logs(ns, config, about, [run_label(source, e) for e in run_epochs(source)])
     return _compared(
-        say, target, config, lambda: regrade_log(source, config, say), about, source.notes
+        say,
+        target,
+        config,
+        lambda: regrade_log(source, config, say, logs=logs),
+        about,
+        source.notes,
+        logs,
     )
 
 

@@ -27,7 +27,8 @@ from typing import Any
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
-from scievals.scicode.grade import grade, infer_split, summary
+from scievals.scicode.grade import infer_split, summary
+from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.regrade.compare import (
     difference,
     differing_steps,
@@ -36,8 +37,10 @@ from scievals.scicode.regrade.compare import (
     recorded_scores,
     rule_cause,
 )
+from scievals.scicode.regrade.eval_log import RegradeLogs, now
 from scievals.scicode.regrade.inspect_evals_log import SourceLog, SourceSample, source_extract
 from scievals.scicode.regrade.official_folder import Recorded
+from scievals.scicode.regrade.run import grade_run
 from scievals.scicode.verdict import problem_solved
 
 UNPINNED = {
@@ -55,15 +58,24 @@ def log_split(source: SourceLog, split: Split | None) -> Split:
 
 
 async def regrade_log(
-    source: SourceLog, config: SciCodeConfig, say: Callable[[str], None] | None = None
+    source: SourceLog,
+    config: SciCodeConfig,
+    say: Callable[[str], None] | None = None,
+    *,
+    logs: RegradeLogs | None = None,
+    cache: StepCache | None = None,
 ) -> list[dict[str, Any]]:
-    """The comparison of each epoch of ``source``, graded under ``config``."""
+    """The comparison of each epoch of ``source``, graded under ``config``; ``logs`` gets each
+    epoch's log. The epochs share ``cache``: a step program one of them graded is not run
+    again."""
+    cache = cache if cache is not None else StepCache()
     place = {p.problem_id: i for i, p in enumerate(config.problems())}
     outside = sorted({s.problem.problem_id for s in source.samples} - set(place), key=int)
     if outside and say is not None:
         say(f"problems {', '.join(outside)} are not of split {config.split}: not graded")
     comparisons = []
-    for epoch in sorted({s.epoch for s in source.samples}):
+    for index, epoch in enumerate(run_epochs(source)):
+        started = now()
         samples = sorted(
             (s for s in source.samples if s.epoch == epoch and s.problem.problem_id in place),
             key=lambda s: place[s.problem.problem_id],
@@ -73,11 +85,26 @@ async def regrade_log(
             for sample in samples
             for step in sample.problem.scored_steps
         }
-        verdicts = (await grade(completions, config))[0] if completions else []
+        label = run_label(source, epoch)
+        logged = logs.logged(index, label, completions) if logs is not None else None
+        verdicts, _, kept = await grade_run(completions, config, cache, logged)
         comparisons.append(comparison(source, epoch, samples, verdicts, config))
+        if logs is not None:
+            logs.keep(index, comparisons[-1], completions, kept, started, logged is not None)
         if say is not None:
-            say(f"{comparisons[-1]['run']}: {len(verdicts)} steps graded")
+            done = "logged before: not graded again" if logged is not None else "graded"
+            say(f"{label}: {len(verdicts)} steps {done}")
     return comparisons
+
+
+def run_epochs(source: SourceLog) -> list[int]:
+    """The log's epochs, in order: each is a run of its own."""
+    return sorted({s.epoch for s in source.samples})
+
+
+def run_label(source: SourceLog, epoch: int) -> str:
+    """How the comparison, and the run's log, name an epoch's run."""
+    return f"{source.model} ({source.version})" + (f" epoch {epoch}" if source.epochs > 1 else "")
 
 
 def comparison(
@@ -96,9 +123,8 @@ def comparison(
     order = [s.step_id for p in problems for s in p.steps]
     cause = partial(_cause, source, {s: x for x in samples for s in x.replies}, config)
     step_rows = differing_steps(recorded, order, by_step, cause)
-    label = f"{source.model} ({source.version})" + (f" epoch {epoch}" if source.epochs > 1 else "")
     return {
-        "run": label,
+        "run": run_label(source, epoch),
         "model": source.model,
         "task_version": source.version,
         "epoch": epoch,

@@ -16,8 +16,10 @@ from typing import Any
 
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split, Step, load_problems
-from scievals.scicode.grade import grade, infer_split, summary
+from scievals.scicode.grade import grade, infer_split, summary, verdict_line
+from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.regrade.compare import Graded, compare
+from scievals.scicode.regrade.eval_log import RegradeLogs, now
 from scievals.scicode.regrade.official_folder import (
     Answer,
     Run,
@@ -26,6 +28,7 @@ from scievals.scicode.regrade.official_folder import (
     relative,
     step_answers,
 )
+from scievals.scicode.verdict import StepVerdict
 
 EXTRACTION = "original"
 
@@ -51,14 +54,20 @@ async def regrade_source(
     source: Source,
     config: SciCodeConfig,
     say: Callable[[str], None] | None = None,
+    *,
+    logs: RegradeLogs | None = None,
+    cache: StepCache | None = None,
 ) -> list[dict[str, Any]]:
     """The comparison of every run of ``source`` (``compare.compare``), graded under ``config``;
-    ``say`` gets a line for each file skipped and each run graded."""
+    ``say`` gets a line for each file skipped and each run graded, ``logs`` each run's log. The
+    runs share ``cache``: a step program graded for one model is not run again for another."""
+    cache = cache if cache is not None else StepCache()
     problems = config.problems()
     catalogue = {s.step_id for p in load_problems("all") for s in p.steps}
     in_split = {s.step_id: s for p in problems for s in p.steps}
     comparisons = []
-    for run in source.runs:
+    for index, run in enumerate(source.runs):
+        started = now()
         texts, skipped = _read_run(run, source, catalogue, in_split, config.split)
         if say is not None:
             for note in run.notes:
@@ -67,15 +76,38 @@ async def regrade_source(
         for problem in problems:
             answers.update(step_answers(problem, _of(problem, texts)))
         completions = {sid: answer.code for sid, answer in answers.items()}
-        if completions:
-            verdicts, totals = await grade(completions, config)
-        else:
-            verdicts, totals = [], summary(problems, {})
+        logged = logs.logged(index, run.label, completions) if logs is not None else None
+        verdicts, totals, kept = await grade_run(completions, config, cache, logged)
         graded = Graded(run, config.split, problems, answers, skipped, verdicts, totals)
         comparisons.append(compare(graded, config.step_timeout, source.root))
+        if logs is not None:
+            logs.keep(index, comparisons[-1], completions, kept, started, logged is not None)
         if say is not None:
-            say(f"{run.label}: {len(verdicts)} steps graded")
+            done = "logged before: not graded again" if logged is not None else "graded"
+            say(f"{run.label}: {len(verdicts)} steps {done}")
     return comparisons
+
+
+async def grade_run(
+    completions: dict[str, str],
+    config: SciCodeConfig,
+    cache: StepCache,
+    logged: dict[str, StepVerdict] | None,
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, StepVerdict]]:
+    """A run's verdicts (as ``grade`` gives them), its summary and its whole verdicts: graded
+    through ``cache``, or those its log holds (``logged``: a resumed re-grade)."""
+    problems = config.problems()
+    if logged is not None:
+        by_step = {sid: verdict_line(v) for sid, v in logged.items()}
+        ordered = [
+            by_step[s.step_id] for p in problems for s in p.scored_steps if s.step_id in by_step
+        ]
+        return ordered, summary(problems, by_step), dict(logged)
+    kept: dict[str, StepVerdict] = {}
+    if not completions:
+        return [], summary(problems, {}), kept
+    verdicts, totals = await grade(completions, config, cache=cache, kept=kept)
+    return verdicts, totals, kept
 
 
 def _read_run(
