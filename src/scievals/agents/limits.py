@@ -104,7 +104,8 @@ _PARAMETERS = frozenset(inspect.signature(AgentLimits.from_params).parameters)
 def agent_parameters(factory: Callable[..., Task]) -> Callable[..., Task]:
     """Give a task factory the parameters ``agent_<name>`` of ``AgentLimits.from_params``,
     declared there once for every benchmark, in place of its own ``agent_limits``, which gets
-    them as one checked ``AgentLimits`` (a bad value is the task's one-line prerequisite error).
+    them as one checked ``AgentLimits``. A bad value, or an ``agent`` that names no agent, is
+    the task's one-line prerequisite error before anything is built.
 
     ``agent_message_limit``, ``agent_token_limit``, ``agent_tool_call_limit``: messages, tokens
     and tool calls per step (0: no limit); ``agent_tool_timeout``: seconds per tool call;
@@ -120,6 +121,10 @@ def agent_parameters(factory: Callable[..., Task]) -> Callable[..., Task]:
         given = {name: params.pop(name) for name in _TASK_PARAMETERS & params.keys()}
         with prerequisite():
             agent_limits = AgentLimits.of_task(given)
+            if params.get("agent"):
+                from scievals.agents.resolve import agent_spec
+
+                agent_spec(params["agent"])
         return factory(*args, agent_limits=agent_limits, **params)
 
     kept = [p for p in own.parameters.values() if p.name != "agent_limits"]

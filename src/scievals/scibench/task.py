@@ -32,7 +32,6 @@ from scievals.agents import (
     AgentLimits,
     agent_parameters,
     agent_sandbox_spec,
-    agent_spec,
 )
 from scievals.inputs import InputError
 from scievals.prerequisite import prerequisite
@@ -218,8 +217,6 @@ def scibench(
     """
     with prerequisite():
         config = SciBenchConfig.from_task(locals())
-        if config.agent:
-            agent_spec(config.agent)  # a name that is no agent stops the build here
         if config.subset == "exam":
             from scievals.scibench.exam import exam_task
 

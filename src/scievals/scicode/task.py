@@ -24,7 +24,6 @@ from scievals.agents import (
     agent_label,
     agent_parameters,
     agent_sandbox_spec,
-    agent_spec,
 )
 from scievals.artifacts import ArtifactError
 from scievals.prerequisite import prerequisite
@@ -113,8 +112,6 @@ def scicode(
     """
     with prerequisite():
         config = SciCodeConfig.from_task(locals())
-        if config.agent:
-            agent_spec(config.agent)  # a name that is no agent stops the build here
         if config.sandbox == "scievals":
             prestart(
                 config.runtime_names[0]
