@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,13 +47,30 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
         raise InputError("--resume reads the runs' logs: name them with --log-dir or --out")
     from scievals.scicode.regrade.inspect_evals_log import is_inspect_log
 
-    if is_inspect_log(Path(ns.source)):
-        return _regrade_log(ns)
+    say = partial(print, "scievals regrade:", file=sys.stderr)
+    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
+    read = _inspect_evals_log if is_inspect_log(Path(ns.source)) else _official_folder
+    source = read(ns, say)
+    return _compared(say, target, source, _logs(ns, source.config, source.about, source.runs))
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A SciCode source, read and checked before any grading: the official rule's config for
+    it, what the result file says of it, its runs' labels, and what grades it."""
+
+    config: SciCodeConfig
+    about: dict[str, Any]
+    notes: Sequence[str]
+    runs: list[str]
+    regrade: Callable[[RegradeLogs | None], Coroutine[Any, Any, list[dict[str, Any]]]]
+
+
+def _official_folder(ns: argparse.Namespace, say: Callable[[str], None]) -> _Read:
+    """The official harness's generated-code folder (and its verdict files)."""
     from scievals.scicode.regrade.official_folder import read_source
     from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
 
-    say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     source = read_source(Path(ns.source))
     for note in source.notes:
         say(note)
@@ -60,16 +78,12 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
         choose_split(source, ns.split), ns.h5, ns.timeout, ns.sandbox or "scievals"
     )
     say(f"{len(source.runs)} runs in {source.path} ({source.layout}), split {config.split}")
-    about = {"source": str(source.path), "layout": source.layout}
-    logs = _logs(ns, config, about, [run.label for run in source.runs])
-    return _compared(
-        say,
-        target,
+    return _Read(
         config,
-        lambda: regrade_source(source, config, say, logs=logs),
-        about,
+        {"source": str(source.path), "layout": source.layout},
         source.notes,
-        logs,
+        [run.label for run in source.runs],
+        lambda logs: regrade_source(source, config, say, logs=logs),
     )
 
 
@@ -89,17 +103,13 @@ def _logs(
 
 
 def _compared(
-    say: Callable[[str], None],
-    target: Path | None,
-    config: SciCodeConfig,
-    regrade: Callable[[], Coroutine[Any, Any, list[dict[str, Any]]]],
-    about: dict[str, Any],
-    notes: Sequence[str],
-    logs: RegradeLogs | None = None,
+    say: Callable[[str], None], target: Path | None, source: _Read, logs: RegradeLogs | None
 ) -> int:
-    """Grades (``regrade()``), prints the comparison and writes it to ``target``."""
+    """Grades ``source``, prints the comparison and writes it to ``target``."""
     from scievals.grade_out import Interrupts
     from scievals.scicode.regrade.compare import table, to_json
+
+    config = source.config
 
     if config.sandbox == "scievals":
         from scievals.sandbox import prestart
@@ -107,17 +117,17 @@ def _compared(
         prestart()
     with Interrupts(say, lambda: "interrupted: nothing written") as stop:
         try:
-            comparisons = stop.run(regrade())
+            comparisons = stop.run(source.regrade(logs))
         finally:
             stop.said()
     print(table(comparisons))
     if target is not None:
         about = {
-            **about,
+            **source.about,
             "split": config.split,
             "grading": config.record(),
             **stamp(),
-            "notes": list(notes),
+            "notes": list(source.notes),
         }
         write_whole(target, to_json(comparisons, about))
         say(f"wrote {target}")
@@ -130,9 +140,8 @@ def _compared(
     return 0
 
 
-def _regrade_log(ns: argparse.Namespace) -> int:
-    """An inspect_evals SciCode log: its replies graded under the official rule, compared with
-    the scores it records."""
+def _inspect_evals_log(ns: argparse.Namespace, say: Callable[[str], None]) -> _Read:
+    """An inspect_evals SciCode log: its replies, and the scores it records."""
     from scievals.scicode.data.dataset import load_problems
     from scievals.scicode.regrade.inspect_evals_log import read_inspect_evals_log
     from scievals.scicode.regrade.inspect_evals_regrade import (
@@ -143,8 +152,6 @@ def _regrade_log(ns: argparse.Namespace) -> int:
     )
     from scievals.scicode.regrade.run import grading_config
 
-    say = partial(print, "scievals regrade:", file=sys.stderr)
-    target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     problems = {p.problem_id: p for p in load_problems("all")}
     source = read_inspect_evals_log(Path(ns.source), problems)
     for note in source.notes:
@@ -161,15 +168,12 @@ def _regrade_log(ns: argparse.Namespace) -> int:
         "layout": "inspect_evals log",
         "task_version": source.version,
     }
-    logs = _logs(ns, config, about, [run_label(source, e) for e in run_epochs(source)])
-    return _compared(
-        say,
-        target,
+    return _Read(
         config,
-        lambda: regrade_log(source, config, say, logs=logs),
         about,
         source.notes,
-        logs,
+        [run_label(source, e) for e in run_epochs(source)],
+        lambda logs: regrade_log(source, config, say, logs=logs),
     )
 
 
