@@ -14,7 +14,7 @@ from timing import HANG_S
 from scievals.sandbox import sampledir
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import run_program
-from scievals.sandbox.inside.zygote import tree
+from scievals.sandbox.inside.groups import tree
 from scievals.sandbox.outcome import Outcome
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
