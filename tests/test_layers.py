@@ -149,6 +149,7 @@ def test_the_inside_programs_are_all_there_and_only_there():
         "sandbox/inside/verdict.py",
         "sandbox/inside/zygote.py",
         "scicode/inside/compare.py",
+        "scicode/inside/events.py",
         "scicode/inside/recorder.py",
         "scicode/inside/wire.py",
     ]
