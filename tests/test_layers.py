@@ -108,16 +108,17 @@ def test_inside_modules_import_their_siblings_at_the_top(name):
     assert late == [], f"{name} imports a sibling below its top level (lines {late})"
 
 
-def test_an_assembled_program_leaves_no_name_of_ours():
-    """The zygote as it runs (``shipped.program``): its modules load, and then nothing of ours
+@pytest.mark.parametrize("name", ["zygote", "container_runner", "probes"])
+def test_an_assembled_program_leaves_no_name_of_ours(name):
+    """A program as it runs (``shipped.program``): its modules load, and then nothing of ours
     is in ``sys.modules`` or on ``sys.path`` for the programs it runs in place."""
-    text = program(SANDBOX, "zygote")
+    text = program(SANDBOX, name)
     body, call = text.rstrip("\n").rsplit("\n", 1)
     assert call.endswith(".main()")
     probe = (
-        f"{body}\nzygote = {call.removesuffix('.main()')}\n"
+        f"{body}\nentry = {call.removesuffix('.main()')}\n"
         "import json, sys\n"
-        "print(json.dumps([sorted(sys.modules), sys.path, callable(zygote.main)]))\n"
+        "print(json.dumps([sorted(sys.modules), sys.path, callable(entry.main)]))\n"
     )
     plain = "import json, sys\nprint(json.dumps([sorted(sys.modules), sys.path, True]))\n"
     ran = [
