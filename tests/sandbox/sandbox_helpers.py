@@ -15,7 +15,7 @@ from scievals.sandbox import sampledir
 from scievals.sandbox.ending import Ending
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import run_program
-from scievals.sandbox.inside.zygote import tree
+from scievals.sandbox.inside.groups import tree
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 
 SECRET = "sk-scievals-test-secret-5f1c"

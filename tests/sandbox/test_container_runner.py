@@ -24,15 +24,15 @@ from inspect_ai.util import ExecResult
 from scievals.sandbox import container, seccomp
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
 from scievals.sandbox.inside import container_runner as runner
-from scievals.sandbox.inside import zygote
+from scievals.sandbox.inside import kernel
 from scievals.sandbox.kept import spool
-from scievals.shipped import SANDBOX, source
+from scievals.shipped import SANDBOX, program
 
 GUARD_CHECKS = textwrap.dedent(
     """
     import ctypes, errno, fcntl, json, os, resource, signal, sys, threading
     from scievals.sandbox import seccomp
-    from scievals.sandbox.inside import zygote
+    from scievals.sandbox.inside import kernel
     # pid 1 of a fresh pid namespace (pids there are given in order: nothing wraps around)
     group = os.fork()  # an older process group
     if group == 0:
@@ -48,8 +48,8 @@ GUARD_CHECKS = textwrap.dedent(
         if child == 0:
             signal.pause()
             os._exit(0)
-        zygote.prctl(zygote.PR_SET_NO_NEW_PRIVS, 1)
-        zygote.install_seccomp(zygote.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
+        kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1)
+        kernel.install_seccomp(kernel.with_floor(seccomp.guard(), seccomp.FLOOR_MARKS, floor))
         libc = ctypes.CDLL(None, use_errno=True)
         parent = os.getppid()
         checks = {
@@ -124,7 +124,7 @@ def test_guard_keeps_signals_off_older_processes():
 
 def test_floor_replaces_only_the_marks():
     program = seccomp.guard()
-    patched = zygote.with_floor(program, seccomp.FLOOR_MARKS, 4242)
+    patched = kernel.with_floor(program, seccomp.FLOOR_MARKS, 4242)
     words = [int.from_bytes(patched[i + 4 : i + 8], "little") for i in range(0, len(patched), 8)]
     assert 4242 in words and (1 << 32) - 4242 in words
     assert not set(seccomp.FLOOR_MARKS) & set(words)
@@ -364,7 +364,7 @@ def test_outside_our_images_the_runner_touches_nothing(tmp_path):
     try:
         request = json.dumps({"op": "run", "filters": {}, "file": "a.py"})
         out = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", source(SANDBOX, "container_runner")],
+            [sys.executable, "-I", "-S", "-c", program(SANDBOX, "container_runner")],
             input=request,
             capture_output=True,
             text=True,

@@ -24,7 +24,7 @@ from timing import HANG_S
 
 from scievals.sandbox import engine as engine_module
 from scievals.sandbox.engine import Engine, failure_text
-from scievals.sandbox.inside.zygote import within
+from scievals.sandbox.inside.kernel import within
 from scievals.sandbox.provider import ScievalsSandbox, ScievalsSandboxConfig
 from scievals.sandbox.runtime import RUNTIMES, Runtime, runtime_dir
 

@@ -16,7 +16,7 @@ from scievals.sandbox import cgroups, sampledir
 from scievals.sandbox.engine import engine
 from scievals.sandbox.execution import read_regular_file
 from scievals.sandbox.files import FileTooLargeError, NotRegularFileError
-from scievals.sandbox.inside.zygote import MS_NOSUID, mount, umount
+from scievals.sandbox.inside.kernel import MS_NOSUID, mount, umount
 
 from .sandbox_helpers import (
     EMPTY_THE_DIRECTORY,

@@ -9,7 +9,7 @@ cpuacct group (v2: every group's cpu.stat) counts the CPU seconds of everything 
 ran, so the supervisor enforces the CPU-time limit without an RLIMIT_CPU, which would make the
 program's process CPU clock tick-granular. This module finds where groups can go (``detect``)
 and says so; a standby supervisor of the zygote creates an execution's groups and moves its init
-into them before the request comes (``inside/zygote.join_groups``), reads their counters (OOM kills,
+into them before the request comes (``inside/groups.join_groups``), reads their counters (OOM kills,
 refused forks, CPU seconds), and the harness kills whatever is left and removes them
 (``Group.remove``). Group names carry the harness's pid (``scievals-<pid>-<n>``), so leftovers
 of a dead harness can be told from a live one's.

@@ -39,7 +39,7 @@ from scievals.sandbox.kept import CHUNK_BYTES as KEPT_CHUNK
 from scievals.sandbox.kept import KeptFile, KeptWriter
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.runtime import WARM_MODULES
-from scievals.shipped import SANDBOX, source
+from scievals.shipped import SANDBOX, program
 
 PREFIX = "SCIEVALS-RUNNER "
 INLINE_BYTES = 4 << 20
@@ -166,8 +166,7 @@ def _filters() -> dict[str, list[str]]:
 def _server_fields(env: SandboxEnvironment) -> dict[str, Any]:
     """What a runner needs to find, or start, the container's warm server."""
     return {
-        "runner": source(SANDBOX, "container_runner"),
-        "zygote": source(SANDBOX, "zygote"),  # its warm-up and in-place run serve the container
+        "runner": program(SANDBOX, "container_runner"),  # the warm server is the runner's
         "modules": WARM_MODULES,
         "token": _state(env).token,
         "warm": _state(env).warm,
@@ -234,7 +233,7 @@ async def _call(env: SandboxEnvironment, request: dict[str, Any], timeout: int) 
 
 
 async def _answer(env: SandboxEnvironment, request: dict[str, Any], timeout: int) -> dict[str, Any]:
-    cmd = ["python3", "-I", "-S", "-c", source(SANDBOX, "container_runner")]
+    cmd = ["python3", "-I", "-S", "-c", program(SANDBOX, "container_runner")]
     stdin = json.dumps(request).encode()
     container = await _container(env)
     try:

@@ -15,8 +15,9 @@ import threading
 from dataclasses import dataclass
 
 from scievals.sandbox import cgroups, seccomp
-from scievals.sandbox.inside import zygote
+from scievals.sandbox.inside import kernel
 from scievals.sandbox.limits import Limits
+from scievals.shipped import SANDBOX, program
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def enforcement() -> Enforcement:
 
 def _probe_filter() -> tuple[bytes | None, str, str]:
     try:
-        program = seccomp.build()
+        filt = seccomp.build()
     except ValueError as exc:
         return None, str(exc), ""
     proc = subprocess.run(
@@ -86,9 +87,10 @@ def _probe_filter() -> tuple[bytes | None, str, str]:
             sys.executable,
             "-I",
             "-S",
-            zygote.__file__,
+            "-c",
+            program(SANDBOX, "probes"),
             "features",
-            base64.b64encode(program).decode(),
+            base64.b64encode(filt).decode(),
         ],
         capture_output=True,
         text=True,
@@ -99,7 +101,7 @@ def _probe_filter() -> tuple[bytes | None, str, str]:
     except ValueError:
         why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
         return None, f"the probe failed: {why}", f"the probe failed: {why}"
-    return (None if found["seccomp"] else program), found["seccomp"], found["keyring"]
+    return (None if found["seccomp"] else filt), found["seccomp"], found["keyring"]
 
 
 def _probe_disk() -> str:
@@ -107,8 +109,8 @@ def _probe_disk() -> str:
         return "not root: mounting a tmpfs per sample needs it"
     with tempfile.TemporaryDirectory(prefix="scievals-probe-") as scratch:
         try:
-            zygote.mount("tmpfs", scratch, "tmpfs", zygote.MS_NOSUID, "size=1m,nr_inodes=16")
-            zygote.umount(scratch)
+            kernel.mount("tmpfs", scratch, "tmpfs", kernel.MS_NOSUID, "size=1m,nr_inodes=16")
+            kernel.umount(scratch)
         except OSError as exc:
             return f"cannot mount a tmpfs: {exc}"
     return ""

@@ -29,7 +29,7 @@ from scievals.sandbox import sampledir, seccomp
 from scievals.sandbox.cgroups import Group
 from scievals.sandbox.ending import Ending
 from scievals.sandbox.enforce import Enforcement, enforcement
-from scievals.sandbox.inside import zygote
+from scievals.sandbox.inside import framing
 from scievals.sandbox.limits import Limits
 from scievals.sandbox.runtime import (
     DEFAULT_RUNTIME,
@@ -38,8 +38,8 @@ from scievals.sandbox.runtime import (
     Runtime,
     ensure_runtime,
 )
+from scievals.shipped import SANDBOX, program
 
-ZYGOTE = Path(zygote.__file__)
 MODES = ("unshare", "userns", "rlimits-only")
 THREAD_VARS = (
     "OPENBLAS_NUM_THREADS",
@@ -117,7 +117,7 @@ def detect_mode(requested: str | None = None) -> tuple[str, str]:
 def _probe(mode: str) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="scievals-probe-") as scratch:
         proc = subprocess.run(
-            [sys.executable, "-I", "-S", str(ZYGOTE), "probe", mode, scratch],
+            [sys.executable, "-I", "-S", "-c", program(SANDBOX, "probes"), "probe", mode, scratch],
             capture_output=True,
             text=True,
             env={"PATH": "/usr/bin:/bin"},
@@ -181,11 +181,11 @@ class UidPool:
 
 
 def send_msg(sock: socket.socket, obj: Mapping[str, Any], fd: int | None = None) -> None:
-    zygote.send_msg(sock, obj, fd)
+    framing.send_msg(sock, obj, fd)
 
 
 def recv_msg(sock: socket.socket) -> dict[str, Any]:
-    return zygote.recv_msg(sock)
+    return framing.recv_msg(sock)
 
 
 # ---------------------------------------------------------------- the engine
@@ -329,9 +329,13 @@ class Engine:
             "marks": list(seccomp.FLOOR_MARKS),
             "cgroups": self.enforced.cgroups.wire(),
         }
+        # The zygote and its modules as one file in this private directory (``shipped.program``):
+        # nothing of ours is on its path or in ``sys.modules`` when it runs a program.
+        zygote = self._dir / "zygote.py"
+        zygote.write_text(program(SANDBOX, "zygote"), "utf-8")
         with open(self._dir / "zygote.log", "wb") as log:
             self._zygote = subprocess.Popen(
-                [str(self.runtime.python), "-I", "-B", str(ZYGOTE), str(theirs.fileno())],
+                [str(self.runtime.python), "-I", "-B", str(zygote), str(theirs.fileno())],
                 pass_fds=[theirs.fileno()],
                 env=self.base_env(),
                 stdin=subprocess.DEVNULL,
@@ -431,7 +435,7 @@ class Engine:
             sock.settimeout(CONTROL_SECONDS)
             send_msg(sock, self._request(req, uid))
             try:
-                ack, fd = zygote.recv_msg_fd(sock)
+                ack, fd = framing.recv_msg_fd(sock)
                 supervisor = _pidfd(fd)
             except (EOFError, OSError, ValueError, KeyError) as exc:
                 self._mark_broken(channel.generation)

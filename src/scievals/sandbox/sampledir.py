@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 
 from scievals.sandbox.cgroups import pid_alive
-from scievals.sandbox.inside.zygote import MNT_DETACH, MS_NODEV, MS_NOSUID, mount, umount
+from scievals.sandbox.inside.kernel import MNT_DETACH, MS_NODEV, MS_NOSUID, mount, umount
 
 OWNED = re.compile(r"^scievals-(?:sample|zygote)-(\d+)-")
 _live: set[Path] = set()

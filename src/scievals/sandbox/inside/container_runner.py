@@ -1,8 +1,10 @@
 """Runs one program in a container of a scoring runtime image, as our own sandbox would.
 
-Shipped as source into the container (``python3 -I -S -c SOURCE``, the request as one JSON
+Shipped as source into the container (``python3 -I -S -c PROGRAM``, the request as one JSON
 object on stdin, the answer as one line on stdout) by ``container.py``; it imports only the
-standard library. The harness runs one request at a time per container, so the container's
+standard library and its siblings, assembled with it by ``scievals.shipped``: ``kernel``
+(prctl, seccomp), ``groups`` (the cgroup counters), ``verdict`` (the rule our own sandbox's
+supervisor judges by, and the rlimit set) and ``inplace`` (the warm server's in-place run). The harness runs one request at a time per container, so the container's
 own kernel limits (memory, pids) are the program's: the runner reads their counters to say
 which limit stopped it. For each program it
 
@@ -25,10 +27,8 @@ It only acts in an image that says it is one of ours (``/etc/scievals-runtime``)
 
 import base64
 import contextlib
-import ctypes
 import json
 import os
-import resource
 import select
 import signal
 import socket
@@ -36,13 +36,15 @@ import stat
 import subprocess
 import sys
 import time
-import types
 import zlib
+
+from . import groups, kernel
+from .inplace import run_python, warm
+from .verdict import exit_verdict, full_disk, reason, set_rlimits
 
 MARKER = "/etc/scievals-runtime"
 PREFIX = "SCIEVALS-RUNNER "
 HELD = ".scievals-held"
-PR_SET_CHILD_SUBREAPER = 36
 IPC_RMID = 0
 POLL_SECONDS = 0.05
 CGROUP_V2 = "/sys/fs/cgroup"
@@ -54,21 +56,6 @@ CPU_USAGE = (  # the container's CPU seconds: v2, then v1 with cpuacct on its ow
     "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage",
 )
 BOOT_TICKS = os.sysconf("SC_CLK_TCK")  # one second
-libc = ctypes.CDLL(None, use_errno=True)
-ZYGOTE = None
-"""Our sandbox's zygote (``zygote.py``, shipped in the request): its prctl, seccomp, cgroup
-counter, warm-up and in-place run are used as they are, not written again here."""
-
-
-def load_zygote(source):
-    global ZYGOTE
-    module = sys.modules["scievals_zygote"] = types.ModuleType("scievals_zygote")
-    code = compile(
-        source, "zygote.py", "exec"
-    )  # inspect-evals-lint: ignore[host_code_execution] -- our own zygote's source, in the container
-    exec(code, module.__dict__)  # inspect-evals-lint: ignore[host_code_execution] -- as above
-    ZYGOTE = module
-    return module
 
 
 # ---------------------------------------------------------------- the container's state
@@ -135,7 +122,7 @@ def subreaper():
     older releases cannot: there the container's init reaps orphans, and the sweep, which
     reads /proc, still finds and kills them)."""
     with contextlib.suppress(OSError):
-        ZYGOTE.prctl(PR_SET_CHILD_SUBREAPER, 1)
+        kernel.prctl(kernel.PR_SET_CHILD_SUBREAPER, 1)
 
 
 def reap():
@@ -206,7 +193,7 @@ def clear_ipc():
                 lines = fh.read().splitlines()[1:]
         except OSError:
             continue
-        fn = getattr(libc, call)
+        fn = getattr(kernel.libc, call)
         for line in lines:
             fields = line.split()
             if len(fields) > 1 and fields[1].isdigit():
@@ -218,7 +205,7 @@ def clear_ipc():
 
 def oom_kills():
     """OOM kills in the container's memory cgroup so far (0 where it shows no counter)."""
-    return max(ZYGOTE.counter(p, "oom_kill") for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
+    return max(groups.counter(p, "oom_kill") for p in (f"{CGROUP_V2}/memory.events", V1_OOM))
 
 
 def program_memory(req):
@@ -246,29 +233,13 @@ def cpu_seconds(pid):
     process tree from /proc."""
     for path in CPU_USAGE:
         if os.path.exists(path):
-            return ZYGOTE.cgroup_cpu_seconds(path)
-    return ZYGOTE.tree_cpu_seconds(ZYGOTE.tree(pid)) if pid else 0.0
+            return groups.cgroup_cpu_seconds(path)
+    return groups.tree_cpu_seconds(groups.tree(pid)) if pid else 0.0
 
 
 def fork_refusals():
     """Forks the container's pids cgroup refused so far (0 where it shows no counter)."""
-    return max(ZYGOTE.counter(p, "max") for p in (f"{CGROUP_V2}/pids.events", V1_PIDS))
-
-
-def full(paths):
-    """The reason if one of the capped file systems is (nearly) full."""
-    for path in paths:
-        try:
-            st = os.statvfs(path)
-        except OSError:
-            continue
-        total = st.f_blocks * st.f_frsize
-        if total and (
-            st.f_bavail * st.f_frsize < min(2 << 20, total // 16)
-            or (st.f_files and st.f_favail == 0)
-        ):
-            return f"disk limit ({path} full: {total / 2**20:g} MiB, {st.f_files} files)"
-    return None
+    return max(groups.counter(p, "max") for p in (f"{CGROUP_V2}/pids.events", V1_PIDS))
 
 
 # ---------------------------------------------------------------- one program
@@ -283,21 +254,11 @@ def become_program(req, home, out_w, err_w):
     os.dup2(err_w, 2)
     os.closerange(3, 1 << 16)
     os.setsid()
-    ZYGOTE.prctl(
-        ZYGOTE.PR_SET_DUMPABLE, 1
-    )  # its own /proc files are its own again (the runner's are not)
+    kernel.prctl(kernel.PR_SET_DUMPABLE, 1)  # its own /proc files are its own again
     with open("/proc/self/oom_score_adj", "w") as fh:
         fh.write("1000")  # the kernel's OOM killer takes the program, never the runner
-    lim = req["limits"]
-    limits = [
-        (resource.RLIMIT_FSIZE, lim["file_bytes"]),
-        (resource.RLIMIT_NOFILE, lim["open_files"]),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    if not memory_counted():
-        limits.append((resource.RLIMIT_AS, lim["memory_bytes"]))
-    for res, value in limits:  # no RLIMIT_CPU: the runner counts CPU seconds (clocks stay fine)
-        resource.setrlimit(res, (value, value))
+    # No RLIMIT_CPU: the runner counts CPU seconds (clocks stay fine).
+    set_rlimits(req["limits"], address_space=not memory_counted())
     os.chdir(home)
     os.umask(0o002)
     for sig in (signal.SIGTERM, signal.SIGCHLD):
@@ -305,9 +266,9 @@ def become_program(req, home, out_w, err_w):
     signal.signal(signal.SIGINT, signal.default_int_handler)  # SIGPIPE, SIGXFSZ: ignored, as
     # a Python interpreter has them
     main_filter, guard = (base64.b64decode(f) for f in req["filters"][os.uname().machine])
-    ZYGOTE.prctl(ZYGOTE.PR_SET_NO_NEW_PRIVS, 1)
-    ZYGOTE.install_seccomp(main_filter)
-    ZYGOTE.install_seccomp(ZYGOTE.with_floor(guard, req["marks"], os.getpid()))
+    kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1)
+    kernel.install_seccomp(main_filter)
+    kernel.install_seccomp(kernel.with_floor(guard, req["marks"], os.getpid()))
 
 
 def cold(req, home, out_w, err_w):
@@ -329,17 +290,15 @@ def cold(req, home, out_w, err_w):
 def serve():
     """The warm server (``python3 -c SOURCE serve``, its config on stdin): imports the
     scientific stack once, then forks each program from that state and runs it in place, as
-    our own sandbox's zygote does (its ``run_python``, shipped along). Started by a runner
+    our own sandbox's zygote does (``inplace.run_python``). Started by a runner
     before any program of the container ran; the programs' guard keeps them off it, and it
     answers only requests that carry the harness's token."""
     config = json.loads(sys.stdin.readline())
     if sys.path[:1] == [""]:  # what -c puts first; a program gets its own directory there
         del sys.path[0]
-    load_zygote(config["zygote"])
-    ZYGOTE.prctl(ZYGOTE.PR_SET_DUMPABLE, 0)
+    kernel.prctl(kernel.PR_SET_DUMPABLE, 0)
     subreaper()
-    zygote = ZYGOTE
-    failed = zygote.warm(config["modules"])
+    failed = warm(config["modules"])
     token = bytearray(config.pop("token").encode())
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind("\0" + config["name"])
@@ -356,11 +315,11 @@ def serve():
         if ready:
             conn, _ = listener.accept()
             with contextlib.suppress(OSError, ValueError, KeyError):
-                handle(conn, token, zygote)
+                handle(conn, token)
             conn.close()
 
 
-def handle(conn, token, zygote):
+def handle(conn, token):
     """One program: its pipes and request from a runner, a fork, its pid, then its status."""
     conn.settimeout(10)
     _, fds, _, _ = socket.recv_fds(conn, 1, 2)
@@ -384,7 +343,7 @@ def handle(conn, token, zygote):
         except BaseException as exc:  # noqa: BLE001
             os.write(2, f"scievals-runner: cannot start: {exc}\n".encode())
             os._exit(127)
-        os._exit(zygote.run_python(req["argv"]))
+        os._exit(run_python(req["argv"]))
     for fd in fds:
         os.close(fd)
     conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -424,7 +383,6 @@ def warm_server(req, keep, known):
         return known
     name = f"scievals-warm-{os.urandom(8).hex()}"
     config = {
-        "zygote": req["zygote"],
         "modules": req["modules"],
         "token": req["token"],
         "name": name,
@@ -551,15 +509,15 @@ def run(req, home):
     cpu0 = cpu_seconds(pid)
     while status is None:
         if stop is None:
-            disk = disk or full((home, "/tmp"))
+            disk = disk or full_disk([(home, home), ("/tmp", "/tmp")])
             if time.monotonic() - start > timeout:
-                stop = ("timeout", f"timeout ({timeout:g} s)")
+                stop = ("timeout", reason("timeout", lim, timeout))
             elif oom_kills() > oom0:
-                stop = ("memory", memory_reason(lim))
+                stop = ("memory", reason("memory", lim))
             elif fork_refusals() > refused0:
-                stop = ("processes", process_reason(lim))
+                stop = ("processes", reason("processes", lim))
             elif cpu_seconds(pid) - cpu0 > lim["cpu_seconds"]:
-                stop = ("cpu", f"cpu time limit ({lim['cpu_seconds']:g} s)")
+                stop = ("cpu", reason("cpu", lim))
             if stop is not None:
                 sweep(keep)
         drain(poller, tails, live, cap, int(POLL_SECONDS * 1000))
@@ -579,7 +537,7 @@ def run(req, home):
         if not drain(poller, tails, live, cap, 0):
             break
     sweep(keep)
-    disk = disk or full((home, "/tmp"))
+    disk = disk or full_disk([(home, home), ("/tmp", "/tmp")])
     answer = {
         "seconds": seconds,
         "stdout": base64.b64encode(bytes(tails[out_r])).decode(),
@@ -613,33 +571,21 @@ def drain(poller, tails, live, cap, wait_ms):
     return read
 
 
-def memory_reason(lim):
-    return f"memory limit ({lim['memory_bytes'] / 2**30:g} GiB)"
-
-
-def process_reason(lim):
-    return f"process limit ({lim['processes']} processes and threads)"
-
-
 def verdict(status, stop, disk, lim, oom0, refused0):
-    """returncode, limit and reason, as our own sandbox's supervisor says them."""
-    if stop is not None and stop[0] == "timeout":
-        return {"returncode": None, "limit": "timeout", "reason": stop[1]}
+    """returncode, limit and reason by the one rule our own sandbox's supervisor uses
+    (``verdict.exit_verdict``), from the program's wait status and the container's counters."""
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
-    code = 128 + sig if sig else os.WEXITSTATUS(status)
-    if stop is not None:
-        return {"returncode": 137, "limit": stop[0], "reason": stop[1]}
-    if oom_kills() > oom0:
-        return {"returncode": code, "limit": "memory", "reason": memory_reason(lim)}
-    if sig == signal.SIGXFSZ:
-        reason = f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
-        return {"returncode": code, "limit": "file_size", "reason": reason}
-    if code != 0 and fork_refusals() > refused0:
-        return {"returncode": code, "limit": "processes", "reason": process_reason(lim)}
-    if code != 0 and disk:
-        return {"returncode": code, "limit": "disk", "reason": disk}
-    reason = f"signal {signal.Signals(sig).name}" if sig else None
-    return {"returncode": code, "limit": None, "reason": reason}
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
+    returncode, limit, why = exit_verdict(
+        sig,
+        code,
+        lim,
+        stop=stop,
+        oom=oom_kills() > oom0,
+        refused=fork_refusals() > refused0,
+        disk=disk,
+    )
+    return {"returncode": returncode, "limit": limit, "reason": why}
 
 
 def collect(req, home):
@@ -698,7 +644,7 @@ def fetch(req, home):
     return {"data": base64.b64encode(data).decode()}
 
 
-def main():
+def respond():
     req = json.loads(sys.stdin.buffer.read())
     machine = os.uname().machine
     if not os.path.exists(MARKER):
@@ -708,10 +654,7 @@ def main():
     elif req["op"] == "fetch":  # nothing of a program runs now: the file is read and that is all
         answer = fetch(req, os.getcwd())
     else:
-        load_zygote(req["zygote"])
-        ZYGOTE.prctl(
-            ZYGOTE.PR_SET_DUMPABLE, 0
-        )  # same uid as the program: keep it out of our /proc files
+        kernel.prctl(kernel.PR_SET_DUMPABLE, 0)  # same uid as the program: keep it out of our /proc
         subreaper()
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         answer = (cleared if req["op"] == "clear" else run)(req, os.getcwd())
@@ -719,5 +662,6 @@ def main():
     sys.stdout.flush()
 
 
-if __name__ == "__main__":  # also under ``python3 -c SOURCE``
-    serve() if sys.argv[1:] == ["serve"] else main()
+def main():
+    """``python3 -I -S -c PROGRAM`` (a request on stdin), or ``... serve`` (the warm server)."""
+    serve() if sys.argv[1:] == ["serve"] else respond()

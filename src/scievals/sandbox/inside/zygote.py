@@ -1,7 +1,11 @@
-"""The warm zygote: a process of the pinned runtime that has imported the scientific stack once.
+"""The warm zygote and the processes it forks: the only file about our sandbox's processes.
 
-It runs under the runtime's interpreter (``python -I -B zygote.py CTL_FD``; the config is sent
-first) and imports nothing from scievals, only the standard library and the runtime's packages.
+It runs under the runtime's interpreter (``python -I -B zygote.py CTL_FD``, assembled with the
+modules it imports by ``scievals.shipped``; the config is sent first) and imports nothing from
+scievals, only the standard library and the runtime's packages. What the processes stand on
+is in its sibling modules: ``kernel`` (libc, mounts, namespaces, seccomp, the private root),
+``framing`` (the messages), ``groups`` (cgroups and the kernel's counters), ``verdict`` (how a
+program ended, shared with the container runner) and ``inplace`` (a Python program run in place).
 
 For every execution the harness sends one socket over the control socket (SCM_RIGHTS). The zygote
 forks a *supervisor* for it and goes straight back to waiting, so executions run in parallel. The
@@ -15,205 +19,39 @@ start-up, no imports) or execs the command. When init exits the kernel kills eve
 the pid namespace, so nothing outlives an execution. The supervisor enforces what the kernel does
 not (wall clock, output size; without cgroups, memory and task count of the whole tree), reads
 the kernel's verdicts (OOM kills, refused forks, full tmpfs mounts) and sends back the result.
+The request and the answer are typed field by field in the harness's ``engine.py``
+(``ZygoteRequest``, ``ZygoteAck``, ``ZygoteAnswer``).
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import dataclasses
 import errno
-import gc
 import json
 import os
 import resource
 import select
 import signal
 import socket
-import struct
 import sys
 import time
 import traceback
-import types
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUTS = 0x04000000
-CLONE_NEWIPC = 0x08000000
-CLONE_NEWUSER = 0x10000000
-CLONE_NEWPID = 0x20000000
-CLONE_NEWNET = 0x40000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
-MNT_DETACH = 2
-PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_SET_NO_NEW_PRIVS = 1, 4, 22, 38
-SECCOMP_MODE_FILTER = 2
-KEYCTL_JOIN_SESSION_KEYRING = 1
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
-SYS_KEYCTL = {"x86_64": 250, "aarch64": 219}
-SYS_UNSHARE = {"x86_64": 272, "aarch64": 97}
-SYS_CLONE3 = {"x86_64": 435, "aarch64": 435}
-SHM_OPTIONS = "mode=1777,size=64m,nr_inodes=1024"
+from . import groups as cg
+from . import kernel
+from .framing import recv_msg, send_msg
+from .inplace import run_python, warm
+from .verdict import NOTE, exit_verdict, full_disk, reason, set_rlimits
+
 POLL_SECONDS = 0.1
-MAX_MESSAGE = 1 << 31
-ST_FLAGS = {1: MS_RDONLY, 2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC}
-NOTE = "scievals-sandbox: "
 PYTHON_IGNORES = {signal.SIGPIPE, signal.SIGXFSZ}  # ignored by Python at start, by nothing else
 RESET_SIGNALS = sorted(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP, *PYTHON_IGNORES})
 """Set to default in each execution's init (a fresh run's dispositions); computed once."""
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the unit of /proc/PID/stat's CPU times
-
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mount.argtypes = [ctypes.c_char_p] * 3 + [ctypes.c_ulong, ctypes.c_char_p]
-libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
-libc.unshare.argtypes = [ctypes.c_int]
-libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-libc.syscall.restype = ctypes.c_long
-
-
-class SockFprog(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-
-
-def _check(ret: int, what: str) -> None:
-    if ret != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"{what}: {os.strerror(err)}")
-
-
-def _b(path: str | None) -> bytes | None:
-    return None if path is None else os.fsencode(path)
-
-
-def mount(src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None):
-    _check(libc.mount(_b(src), _b(dst), _b(fstype), flags, _b(data)), f"mount {dst}")
-
-
-def umount(path: str, flags: int = 0) -> None:
-    _check(libc.umount2(os.fsencode(path), flags), f"umount {path}")
-
-
-def prctl(option: int, arg: int) -> None:
-    _check(libc.prctl(option, arg, 0, 0, 0), f"prctl {option}")
-
-
-def syscall(numbers: dict[str, int], *args: int | None) -> int:
-    """A raw syscall (its number per architecture; every argument passed as a full-width long,
-    None as a NULL pointer); -1 with errno set on failure."""
-    values = [ctypes.c_long(a) if isinstance(a, int) else ctypes.c_void_p(a) for a in args]
-    return libc.syscall(ctypes.c_long(numbers[os.uname().machine]), *values)
-
-
-def join_session_keyring() -> None:
-    """A new, empty session keyring: the harness's keys (or an earlier execution's) are not ours."""
-    if syscall(SYS_KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"keyctl(JOIN_SESSION_KEYRING): {os.strerror(err)}")
-
-
-def install_seccomp(program: bytes) -> None:
-    """Install a classic BPF seccomp filter (needs PR_SET_NO_NEW_PRIVS first); inherited by every
-    child and kept across execve."""
-    fprog = SockFprog(len(program) // 8, program)
-    _check(
-        libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog), 0, 0), "seccomp"
-    )
-
-
-# ---------------------------------------------------------------- messages
-
-
-def with_floor(program: bytes, marks: list[int], floor: int) -> bytes:
-    """The guard filter with its placeholders replaced: the lowest pid it lets a signal reach,
-    and that pid's negation (a process group) as a 32-bit word."""
-    low, high = marks
-    out = bytearray(program)
-    for at in range(0, len(out), 8):
-        k = int.from_bytes(out[at + 4 : at + 8], "little")
-        if k == low:
-            out[at + 4 : at + 8] = floor.to_bytes(4, "little")
-        elif k == high:
-            out[at + 4 : at + 8] = ((1 << 32) - floor).to_bytes(4, "little")
-    return bytes(out)
-
-
-def send_msg(sock: socket.socket, obj: dict, fd: int | None = None) -> None:
-    """One length-prefixed JSON message; ``fd``, if given, rides on its first byte."""
-    data = json.dumps(obj).encode()
-    packet = struct.pack(">Q", len(data)) + data
-    sent = socket.send_fds(sock, [packet], [fd]) if fd is not None else 0
-    sock.sendall(packet[sent:])
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise EOFError("peer closed")
-        buf += chunk
-    return bytes(buf)
-
-
-def recv_msg(sock: socket.socket) -> dict:
-    return _message_after(sock, recv_exact(sock, 8))
-
-
-def recv_msg_fd(sock: socket.socket) -> tuple[dict, int | None]:
-    """A message from ``send_msg`` with the fd it carried (None if it carried none)."""
-    head, fds, _, _ = socket.recv_fds(sock, 8, 1)
-    try:
-        if not head:
-            raise EOFError("peer closed")
-        msg = _message_after(sock, head + recv_exact(sock, 8 - len(head)))
-    except BaseException:
-        for fd in fds:
-            os.close(fd)
-        raise
-    return msg, fds[0] if fds else None
-
-
-def _message_after(sock: socket.socket, head: bytes) -> dict:
-    (n,) = struct.unpack(">Q", head)
-    if n > MAX_MESSAGE:
-        raise ValueError(f"a {n}-byte message: the peer is broken")
-    return json.loads(recv_exact(sock, n))
 
 
 # ---------------------------------------------------------------- zygote
-
-
-def warm(modules: list[str]) -> list[str]:
-    """Import the scientific stack once; failures are reported, not fatal."""
-    failed = []
-    for name in modules:
-        try:
-            __import__(
-                name
-            )  # inspect-evals-lint: ignore[host_code_execution] -- the runtime's fixed list of warm modules (runtime.WARM_MODULES), in the zygote
-            if name == "matplotlib":
-                import matplotlib
-
-                matplotlib.use("Agg")
-        except Exception as exc:  # noqa: BLE001 - report any import failure
-            failed.append(f"{name}: {exc}")
-    # The warm stack is more than a plain run imports: left in the collector's generations, every
-    # full collection of a program would walk it (list-heavy code ran 2x slower than plainly).
-    gc.collect()
-    gc.freeze()
-    return failed
-
-
-def enter_userns() -> None:
-    """Map ourselves to root in a new user namespace, so that later namespaces need no privilege."""
-    uid, gid = os.geteuid(), os.getegid()
-    _check(libc.unshare(CLONE_NEWUSER), "unshare(user)")
-    with open("/proc/self/setgroups", "w") as fh:
-        fh.write("deny")
-    with open("/proc/self/uid_map", "w") as fh:
-        fh.write(f"0 {uid} 1")
-    with open("/proc/self/gid_map", "w") as fh:
-        fh.write(f"0 {gid} 1")
 
 
 def main() -> None:
@@ -221,7 +59,7 @@ def main() -> None:
     config = recv_msg(ctl)
     failed = warm(config["warm"])
     if config["mode"] == "userns":
-        enter_userns()
+        kernel.enter_userns()
     versions = {}
     for name in config.get("report", []):
         mod = sys.modules.get(name)
@@ -286,7 +124,7 @@ class Standby:
     @classmethod
     def spawn(cls, ctl: socket.socket, config: dict, serial: int) -> Standby:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        groups = group_dirs(config.get("cgroups"), f"{os.getpid()}-{serial}")
+        groups = cg.group_dirs(config.get("cgroups"), f"{os.getpid()}-{serial}")
         pid = os.fork()
         if pid == 0:
             ctl.close()
@@ -298,7 +136,7 @@ class Standby:
     def discard(self) -> None:
         """It died unused (killed from outside): its init died with it; remove its groups."""
         self.sock.close()
-        remove_groups(self.groups)
+        cg.remove_groups(self.groups)
 
     def retire(self) -> None:
         """We are stopping: it removes its init and groups when it sees us go; wait for that,
@@ -311,29 +149,6 @@ class Standby:
             except ProcessLookupError:
                 return
             time.sleep(0.002)
-
-
-def group_dirs(cgroups: dict | None, name: str) -> list[str]:
-    """The cgroup directories of one execution (one per hierarchy on v1, one on v2)."""
-    if not cgroups:
-        return []
-    name = cgroups["prefix"] + name
-    parents = {cgroups[k] for k in ("memory", "pids", "cpu", "cpuacct") if cgroups.get(k)}
-    return [os.path.join(parent, name) for parent in sorted(parents)]
-
-
-def remove_groups(groups: list[str]) -> None:
-    """Kill what is in the groups and remove them (best effort: the harness sweeps the rest)."""
-    deadline = time.monotonic() + 2
-    for d in groups:
-        while os.path.isdir(d):
-            kill_group({"procs": [os.path.join(d, "cgroup.procs")]})
-            try:
-                os.rmdir(d)
-            except OSError:
-                if time.monotonic() > deadline:
-                    break  # the harness sweeps it later
-                time.sleep(0.005)
 
 
 # ---------------------------------------------------------------- supervisor
@@ -367,7 +182,7 @@ def wait_for_request(zsock: socket.socket, config: dict, groups: list[str]) -> N
         if isinstance(prepared, Prepared):
             os.kill(prepared.init, signal.SIGKILL)
             os.waitpid(prepared.init, 0)
-        remove_groups(groups)
+        cg.remove_groups(groups)
         os._exit(0)
     zsock.close()
     sock = socket.socket(fileno=fds[0])
@@ -398,7 +213,9 @@ def prepare(config: dict, groups: list[str], zsock: socket.socket) -> Prepared:
     st, st_w = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     if config["mode"] in ("unshare", "userns"):
         # The mount namespace is init's alone (its pivot_root would also move our root).
-        _check(libc.unshare(CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+        kernel.unshare(
+            kernel.CLONE_NEWPID | kernel.CLONE_NEWNET | kernel.CLONE_NEWIPC | kernel.CLONE_NEWUTS
+        )
     pid = os.fork()
     if pid == 0:
         try:
@@ -415,153 +232,13 @@ def prepare(config: dict, groups: list[str], zsock: socket.socket) -> Prepared:
     cgroups = config.get("cgroups")
     if cgroups:
         try:
-            prepared.cgroup = join_groups(cgroups, groups, pid)
+            prepared.cgroup = cg.join_groups(cgroups, groups, pid)
         except BaseException:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            remove_groups(groups)
+            cg.remove_groups(groups)
             raise
     return prepared
-
-
-def join_groups(cgroups: dict, groups: list[str], pid: int) -> dict:
-    """Create the execution's groups and move init into them. Returns what the supervisor needs:
-    the files to write the limits into once the request is known, and the counters to read."""
-    wire: dict = {"procs": [], "limits": []}
-    for d in groups:
-        os.mkdir(d)
-        parent = os.path.dirname(d)
-        if parent == cgroups.get("memory"):
-            if cgroups["version"] == 2:
-                wire["oom"] = f"{d}/memory.events"
-                wire["limits"] += [(f"{d}/memory.max", "memory_bytes")]
-                wire["limits"] += [(f"{d}/memory.swap.max", 0), (f"{d}/memory.oom.group", 1)]
-            else:
-                wire["oom"] = f"{d}/memory.oom_control"
-                wire["limits"].append((f"{d}/memory.limit_in_bytes", "memory_bytes"))
-                if cgroups["memsw"]:  # after memory.limit_in_bytes: it may not be below it
-                    wire["limits"].append((f"{d}/memory.memsw.limit_in_bytes", "memory_bytes"))
-        if parent == cgroups.get("pids"):
-            wire["pids"] = [f"{d}/pids.current", f"{d}/pids.events"]
-            wire["limits"].append((f"{d}/pids.max", "processes"))
-        if parent == cgroups.get("cpu"):
-            if cgroups["version"] == 2:
-                wire["limits"].append((f"{d}/cpu.max", "cpu_max"))
-            else:
-                wire["limits"].append((f"{d}/cpu.cfs_quota_us", "cpu_quota_us"))
-        if parent == cgroups.get("cpuacct"):
-            v2 = cgroups["version"] == 2
-            wire["cpu_usage"] = f"{d}/cpu.stat" if v2 else f"{d}/cpuacct.usage"
-        with open(f"{d}/cgroup.procs", "w") as fh:
-            fh.write(str(pid))
-        wire["procs"].append(f"{d}/cgroup.procs")
-    return wire
-
-
-def set_limits(cgroup: dict, lim: dict) -> None:
-    """The request's limits into the groups (before init is told to go). Literal values are
-    optional extras (v2's swap.max, oom.group), skipped where the kernel lacks them."""
-    for path, value in cgroup["limits"]:
-        try:
-            with open(path, "w") as fh:
-                fh.write(str(lim[value] if isinstance(value, str) else value))
-        except OSError:
-            if isinstance(value, str):
-                raise
-    if "pids" in cgroup:
-        cgroup["pids"].append(lim["processes"])
-
-
-def tree(root: int) -> list[int]:
-    """Host pids of ``root`` and its descendants (via /proc/PID/task/TID/children)."""
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        try:
-            for tid in os.listdir(f"/proc/{pid}/task"):
-                with open(f"/proc/{pid}/task/{tid}/children") as fh:
-                    todo.extend(int(p) for p in fh.read().split())
-        except OSError:
-            continue
-    return out
-
-
-def usage(pids: list[int]) -> tuple[int, int]:
-    """Proportional memory (bytes) and task count of a process tree."""
-    pss = tasks = 0
-    for pid in pids:
-        with contextlib.suppress(OSError):  # zombies count as tasks (the kernel counts them too)
-            tasks += len(os.listdir(f"/proc/{pid}/task"))
-        with contextlib.suppress(OSError), open(f"/proc/{pid}/smaps_rollup") as fh:
-            for line in fh:
-                if line.startswith("Pss:"):
-                    pss += int(line.split()[1]) * 1024
-                    break
-    return pss, tasks
-
-
-def tree_cpu_seconds(pids: list[int]) -> float:
-    """CPU seconds of a process tree from /proc/PID/stat: each process's own (every thread,
-    ended ones too) and what the children it reaped used."""
-    ticks = 0
-    for pid in pids:
-        with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/stat") as fh:
-            ticks += sum(int(f) for f in fh.read().rpartition(")")[2].split()[11:15])
-    return ticks / CLOCK_TICKS
-
-
-def cgroup_cpu_seconds(path: str) -> float:
-    """CPU seconds of everything a group ever held: v1 cpuacct.usage (ns), v2 cpu.stat (µs)."""
-    if path.endswith("cpu.stat"):
-        return counter(path, "usage_usec") / 1e6
-    return read_int(path) / 1e9
-
-
-def counter(path: str, key: str) -> int:
-    """One ``key N`` line of a cgroup events file (memory.oom_control, memory.events, pids.events)."""
-    try:
-        with open(path) as fh:
-            for line in fh:
-                name, _, value = line.partition(" ")
-                if name == key:
-                    return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
-
-
-def read_int(path: str) -> int:
-    try:
-        with open(path) as fh:
-            return int(fh.read())
-    except (OSError, ValueError):
-        return 0
-
-
-def kill_group(cgroup: dict | None) -> None:
-    """SIGKILL whatever is in the execution's cgroups (without a pid namespace, init's death does
-    not take its descendants along)."""
-    for procs in (cgroup or {}).get("procs", []):
-        with contextlib.suppress(OSError), open(procs) as fh:
-            for pid in fh.read().split():
-                with contextlib.suppress(OSError):
-                    os.kill(int(pid), signal.SIGKILL)
-
-
-def full_disk(disks: list[tuple[str, int]]) -> str | None:
-    """The reason if one of the execution's capped file systems is (nearly) full."""
-    for label, fd in disks:
-        try:
-            st = os.fstatvfs(fd)
-        except OSError:
-            continue
-        total = st.f_blocks * st.f_frsize
-        if st.f_bavail * st.f_frsize < min(2 << 20, total // 16) or (
-            st.f_files and st.f_favail == 0
-        ):
-            return f"disk limit ({label} full: {total / 2**20:g} MiB, {st.f_files} files)"
-    return None
 
 
 class Watch:
@@ -580,46 +257,37 @@ class Watch:
         self.cpu_rlimit = bool(req.get("cpu_rlimit"))
         self.disk: str | None = None  # sticky: a full disk is remembered even if freed later
 
-    def memory_reason(self) -> str:
-        return f"memory limit ({self.lim['memory_bytes'] / 2**30:g} GiB)"
-
-    def process_reason(self) -> str:
-        return f"process limit ({self.lim['processes']} processes and threads)"
-
-    def cpu_reason(self) -> str:
-        return f"cpu time limit ({self.lim['cpu_seconds']:g} s)"
-
     def oom(self) -> bool:
         oom = self.cgroup.get("oom")
-        return bool(oom) and counter(oom, "oom_kill") > 0
+        return bool(oom) and cg.counter(oom, "oom_kill") > 0
 
     def fork_refused(self) -> bool:
         pids = self.cgroup.get("pids")
-        return bool(pids) and counter(pids[1], "max") > 0
+        return bool(pids) and cg.counter(pids[1], "max") > 0
 
     def check(self) -> tuple[str, str] | None:
         """(limit, reason) when the tree must be stopped now."""
         self.disk = self.disk or full_disk(self.disks)
         if self.oom():
-            return "memory", self.memory_reason()
+            return "memory", reason("memory", self.lim)
         pids = self.cgroup.get("pids")
-        if pids and (read_int(pids[0]) >= pids[2] or self.fork_refused()):
-            return "processes", self.process_reason()
+        if pids and (cg.read_int(pids[0]) >= pids[2] or self.fork_refused()):
+            return "processes", reason("processes", self.lim)
         procs = None
         if self.cgroup.get("cpu_usage"):
-            used = cgroup_cpu_seconds(self.cgroup["cpu_usage"])
+            used = cg.cgroup_cpu_seconds(self.cgroup["cpu_usage"])
         else:
-            procs = tree(self.init_pid)
-            used = tree_cpu_seconds(procs)
+            procs = cg.tree(self.init_pid)
+            used = cg.tree_cpu_seconds(procs)
         if used > self.lim["cpu_seconds"]:
-            return "cpu", self.cpu_reason()
+            return "cpu", reason("cpu", self.lim)
         if self.cgroup.get("oom") and pids:
             return None
-        pss, tasks = usage(procs if procs is not None else tree(self.init_pid))
+        pss, tasks = cg.usage(procs if procs is not None else cg.tree(self.init_pid))
         if not self.cgroup.get("oom") and pss > self.lim["memory_bytes"]:
-            return "memory", self.memory_reason()
+            return "memory", reason("memory", self.lim)
         if not pids and tasks >= self.lim["processes"]:
-            return "processes", self.process_reason()
+            return "processes", reason("processes", self.lim)
         return None
 
 
@@ -637,7 +305,7 @@ def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
         os.close(fd)
     if info and "setup_error" in info:
         return {"error": f"the sandbox's setup failed: {info['setup_error']}"}
-    returncode, limit, reason = exit_status(info, stop, watch, lim)
+    returncode, limit, why = exit_status(info, stop, watch, lim)
     if limit is None and info is None:  # init is our code: it reports unless the kernel kills it
         return {"error": f"the sandbox's init process died ({_describe_status(status)})"}
     return {
@@ -645,7 +313,7 @@ def run(req: dict, sock: socket.socket, config: dict, prep: Prepared) -> dict:
         "stdout": base64.b64encode(out).decode(),
         "stderr": base64.b64encode(err).decode(),
         "limit": limit,
-        "reason": reason,
+        "reason": why,
         "seconds": seconds,
     }
 
@@ -655,7 +323,7 @@ def _hand_over(req: dict, config: dict, prep: Prepared) -> list[tuple[str, int]]
     and init told to go; the disks to watch (the work directory's, if it has a quota)."""
     lim = req["limits"]
     if prep.cgroup:
-        set_limits(prep.cgroup, lim)
+        cg.set_limits(prep.cgroup, lim)
     req["cgroup"] = prep.cgroup
     # Where orphans may leave the tree the supervisor watches (no pid namespace, no group that
     # counts them), every process keeps an RLIMIT_CPU too, at the cost of coarse clocks.
@@ -704,12 +372,12 @@ def _supervise(
     wall = timeout if timeout else lim["wall_seconds"]
     next_check = start
 
-    def kill(limit: str, reason: str) -> None:
+    def kill(limit: str, why: str) -> None:
         nonlocal stop, killed_at
         if killed_at is None:
-            stop = (limit, reason)
+            stop = (limit, why)
             os.kill(pid, signal.SIGKILL)
-            kill_group(watch.cgroup)
+            cg.kill_group(watch.cgroup)
             killed_at = time.monotonic()
 
     while live:
@@ -717,9 +385,9 @@ def _supervise(
         if killed_at is None:
             if now - start > wall:
                 if timeout:
-                    kill("timeout", f"timeout ({timeout:g} s)")
+                    kill("timeout", reason("timeout", lim, timeout))
                 else:
-                    kill("wall_clock", f"wall-clock limit ({wall:g} s)")
+                    kill("wall_clock", reason("wall_clock", lim))
             elif now >= next_check:
                 next_check = now + POLL_SECONDS
                 found = watch.check()
@@ -741,7 +409,7 @@ def _supervise(
                 else:
                     poller.unregister(f)
                     live.discard(f)
-                    kill_group(watch.cgroup)  # init is done: nothing of it may linger
+                    cg.kill_group(watch.cgroup)  # init is done: nothing of it may linger
                 continue
             chunk = os.read(f, 1 << 16)
             if not chunk:
@@ -751,7 +419,7 @@ def _supervise(
             seen[f] += len(chunk)
             _keep(data[f], chunk, cap, tail)
             if not tail and seen[f] > cap:
-                kill("output", f"output limit ({cap // 1024} KiB per stream)")
+                kill("output", reason("output", lim))
     return stop, info, bytes(data[out_r]), bytes(data[err_r])
 
 
@@ -774,123 +442,25 @@ def _describe_status(status: int) -> str:
 def exit_status(
     info: dict | None, stop: tuple[str, str] | None, watch: Watch, lim: dict
 ) -> tuple[int | None, str | None, str | None]:
-    """(returncode, limit, reason) from what stopped the program: a limit the supervisor acted on,
-    the kernel's counters (an OOM kill, a refused fork), a full disk, or the program's own exit."""
-    if stop is not None:
-        limit, reason = stop
-        return (None if limit == "timeout" else 137), limit, reason
-    if info is None:  # init itself was killed: the OOM killer may choose it
-        return 137, ("memory" if watch.oom() else None), watch.memory_reason()
-    sig, code = info["signal"], info["code"]
-    returncode = 128 + sig if sig else code
-    if watch.oom():
-        return returncode, "memory", watch.memory_reason()
-    if sig:
-        cpu = lim["cpu_seconds"]
-        over = sig == signal.SIGXCPU or (sig == signal.SIGKILL and info["cpu"] >= cpu)
-        if over and watch.cpu_rlimit:
-            return returncode, "cpu", watch.cpu_reason()
-        if sig == signal.SIGXFSZ:
-            return returncode, "file_size", f"file size limit ({lim['file_bytes'] // 2**20} MiB)"
-    if returncode != 0 and watch.fork_refused():
-        return returncode, "processes", watch.process_reason()
-    if returncode != 0 and watch.disk:
-        return returncode, "disk", watch.disk
-    if sig:
-        return returncode, None, f"signal {signal.Signals(sig).name}"
-    return returncode, None, None
+    """(returncode, limit, reason) by the one rule (``verdict.exit_verdict``), from what stopped
+    the program, init's report of its end and the counters the watcher reads."""
+    if stop is None and info is None:  # init itself was killed: the OOM killer may choose it
+        return 137, ("memory" if watch.oom() else None), reason("memory", lim)
+    sig, code, cpu = (info["signal"], info["code"], info["cpu"]) if info else (0, 0, 0.0)
+    return exit_verdict(
+        sig,
+        code,
+        lim,
+        stop=stop,
+        oom=watch.oom(),
+        refused=watch.fork_refused(),
+        disk=watch.disk,
+        cpu_rlimit=watch.cpu_rlimit,
+        cpu_used=cpu,
+    )
 
 
 # ---------------------------------------------------------------- init (pid 1 of the execution)
-
-
-def bind(src: str, dst: str, rw: bool = False, dev: bool = False) -> None:
-    if os.path.isdir(src):
-        os.makedirs(dst, exist_ok=True)
-    else:
-        os.makedirs(os.path.dirname(dst), exist_ok=True)
-        if not os.path.exists(dst):
-            open(dst, "w").close()
-    mount(src, dst, None, MS_BIND | MS_REC)
-    keep = 0
-    for bit, flag in ST_FLAGS.items():  # flags the source already had must stay (locked in userns)
-        if os.statvfs(dst).f_flag & bit:
-            keep |= flag
-    flags = MS_BIND | MS_REMOUNT | MS_NOSUID | keep | (0 if dev else MS_NODEV)
-    if not rw:
-        flags |= MS_RDONLY
-    mount(None, dst, None, flags)
-
-
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-
-
-def within(path: str, tops: tuple[str, ...]) -> bool:
-    """``path`` is one of ``tops`` or below one (whole components: /library is not /lib)."""
-    return any(path == top or path.startswith(top + "/") for top in tops)
-
-
-def build_root(req: dict, config: dict) -> None:
-    """A new root: system and runtime read-only, private /tmp, /dev and /proc, the sample dir
-    writable. The private mounts are made first and the host's paths bound after them, parents
-    before children: a runtime or a sample dir under /tmp or /dev/shm (a cache in /tmp, as in
-    many containers) is then bound inside the private mount instead of clashing with it or being
-    hidden by it."""
-    _check(libc.unshare(CLONE_NEWNS), "unshare(mount)")
-    mount(None, "/", None, MS_REC | MS_PRIVATE)
-    new = config["root_mount"]
-    mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
-    for top in SYSTEM_DIRS:
-        if os.path.islink(top):
-            os.symlink(os.readlink(top), new + top)
-        elif os.path.isdir(top):
-            bind(top, new + top)
-    os.makedirs(new + "/tmp")
-    mount(
-        "tmpfs",
-        new + "/tmp",
-        "tmpfs",
-        MS_NOSUID | MS_NODEV,
-        f"mode=1777,size={req['limits']['tmp_bytes']},nr_inodes={req['limits']['inodes']}",
-    )
-    dev = new + "/dev"
-    os.makedirs(dev)
-    mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64")
-    for name in ("null", "zero", "full", "random", "urandom"):
-        bind("/dev/" + name, f"{dev}/{name}", rw=True, dev=True)
-    for name, target in (
-        ("fd", "/proc/self/fd"),
-        ("stdin", "/proc/self/fd/0"),
-        ("stdout", "/proc/self/fd/1"),
-        ("stderr", "/proc/self/fd/2"),
-    ):
-        os.symlink(target, f"{dev}/{name}")
-    os.makedirs(dev + "/shm")
-    mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, SHM_OPTIONS)
-    os.makedirs(new + "/proc")
-    mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    writable = {p: False for p in config["visible"] if os.path.exists(p)}
-    writable[req["workdir"]] = True
-    for path in sorted(writable):
-        if within(path, ("/proc",)):
-            raise OSError(errno.EINVAL, f"{path} cannot be shown under the sandbox's own /proc")
-        if writable[path] or not within(path, SYSTEM_DIRS):
-            bind(path, new + path, rw=writable[path])
-    os.chdir(new)
-    number = SYS_PIVOT_ROOT.get(os.uname().machine)
-    if number is None or libc.syscall(number, b".", b".") != 0:
-        raise OSError(ctypes.get_errno(), "pivot_root failed")
-    _check(libc.umount2(b".", MNT_DETACH), "umount old root")
-    os.chdir("/")
-    mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-    socket.sethostname("sandbox")
-
-
-def drop_capabilities() -> None:
-    """Clear every capability set (for userns mode, where we stay uid 0 inside the namespace)."""
-    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
-    data = (ctypes.c_uint32 * 6)()
-    _check(libc.capset(header, data), "capset")
 
 
 def init(
@@ -900,7 +470,7 @@ def init(
     wait for the request, build the root, become the uid, take a fresh keyring, set the limits
     and the seccomp filter, fork the program, report how it ended. Init leads a session of its
     own: a program's group signal can name no process of the zygote's."""
-    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    kernel.prctl(kernel.PR_SET_PDEATHSIG, signal.SIGKILL)
     os.setsid()
     # A fresh run's dispositions, whatever the harness inherited (under nohup or as a background
     # job it ignores SIGHUP, SIGINT and SIGQUIT): all default but the two Python itself ignores.
@@ -915,7 +485,7 @@ def init(
     os.close(request)
     req = json.loads(data)
     if config["mode"] in ("unshare", "userns"):
-        build_root(req, config)
+        kernel.build_root(config["root_mount"], req["limits"], config["visible"], req["workdir"])
         mounts = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in ("/tmp", "/dev/shm")]
         socket.send_fds(st_w, [b"fds"], mounts)
         for fd in mounts:
@@ -925,33 +495,24 @@ def init(
         os.setgroups([])
         os.setresgid(gid, gid, gid)
         os.setresuid(uid, uid, uid)
-    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    kernel.prctl(kernel.PR_SET_NO_NEW_PRIVS, 1)
     if config["mode"] == "userns":
-        drop_capabilities()
-    prctl(PR_SET_DUMPABLE, 0)
-    join_session_keyring()
-    lim = req["limits"]
-    limits = [
-        (resource.RLIMIT_FSIZE, lim["file_bytes"]),
-        (resource.RLIMIT_NOFILE, lim["open_files"]),
-        (resource.RLIMIT_CORE, 0),
-    ]
-    # A memory cgroup charges the pages really used; an address-space limit overstates what
-    # NumPy and OpenBLAS use (reserved arenas, thread stacks), so it stays only where no cgroup
-    # counts memory or the mode is the weakest.
-    if config["mode"] == "rlimits-only" or not (req.get("cgroup") or {}).get("oom"):
-        limits.append((resource.RLIMIT_AS, lim["memory_bytes"]))
-    if req.get("cpu_rlimit"):
-        limits.append((resource.RLIMIT_CPU, int(lim["cpu_seconds"])))
-    # RLIMIT_NPROC counts per uid: only meaningful for a uid of our own, and not needed under a
-    # pids cgroup (whose refusals are counted, so the verdict is the kernel's).
-    if uid is not None and not (req.get("cgroup") or {}).get("pids"):
-        limits.append((resource.RLIMIT_NPROC, lim["processes"]))
-    for res, value in limits:
-        hard = value + 1 if res == resource.RLIMIT_CPU else value  # SIGXCPU first, then SIGKILL
-        resource.setrlimit(res, (value, hard))
+        kernel.drop_capabilities()
+    kernel.prctl(kernel.PR_SET_DUMPABLE, 0)
+    kernel.join_session_keyring()
+    cgroup = req.get("cgroup") or {}
+    # A memory cgroup charges the pages really used, so an address-space limit stays only where
+    # no cgroup counts memory or the mode is the weakest; RLIMIT_NPROC counts per uid: only
+    # meaningful for a uid of our own, and not needed under a pids cgroup (whose refusals are
+    # counted, so the verdict is the kernel's).
+    set_rlimits(
+        req["limits"],
+        address_space=config["mode"] == "rlimits-only" or not cgroup.get("oom"),
+        cpu=bool(req.get("cpu_rlimit")),
+        nproc=uid is not None and not cgroup.get("pids"),
+    )
     if config.get("seccomp"):
-        install_seccomp(base64.b64decode(config["seccomp"]))
+        kernel.install_seccomp(base64.b64decode(config["seccomp"]))
     child = os.fork()
     if child == 0:
         st_w.close()
@@ -976,7 +537,7 @@ def program(req: dict, config: dict, stdin: int, out_w: int, err_w: int) -> None
     signals reach only itself and what it starts); never returns."""
     try:
         os.setsid()
-        prctl(PR_SET_DUMPABLE, 1)
+        kernel.prctl(kernel.PR_SET_DUMPABLE, 1)
         with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as fh:
             fh.write("1000")  # under the machine's own memory pressure a program goes first
         if os.fstat(stdin).st_size == 0:  # no input: /dev/null, as a batch run's stdin is
@@ -995,7 +556,7 @@ def program(req: dict, config: dict, stdin: int, out_w: int, err_w: int) -> None
         os.chdir(req["cwd"])
         if config.get("guard"):
             guard = base64.b64decode(config["guard"])
-            install_seccomp(with_floor(guard, config["marks"], os.getpid()))
+            kernel.install_seccomp(kernel.with_floor(guard, config["marks"], os.getpid()))
     except BaseException as exc:  # noqa: BLE001
         os.write(2, f"{NOTE}cannot start: {exc}\n".encode())
         os._exit(126)
@@ -1009,147 +570,3 @@ def program(req: dict, config: dict, stdin: int, out_w: int, err_w: int) -> None
     except OSError as exc:
         os.write(2, f"{argv[0]}: {exc.strerror}\n".encode())
         os._exit(127 if exc.errno == errno.ENOENT else 126)
-
-
-def limit_note(exc: BaseException) -> str | None:
-    """Say which limit an uncaught exception most likely came from."""
-    if isinstance(exc, MemoryError):
-        return "memory limit reached (MemoryError)"
-    if isinstance(exc, OSError):
-        return {
-            errno.EFBIG: "file size limit reached",
-            errno.EMFILE: "open files limit reached",
-            errno.EAGAIN: "process limit reached",
-        }.get(exc.errno)
-    return None
-
-
-def run_python(argv: list[str]) -> int:
-    """Run ``python -c CODE`` / ``python FILE`` in place, as a fresh interpreter would."""
-    import atexit
-    import builtins
-    import importlib.machinery
-
-    main_mod = types.ModuleType("__main__")
-    main_mod.__dict__["__annotations__"] = {}
-    main_mod.__dict__["__builtins__"] = builtins
-    if argv[1] == "-c":
-        source, filename = argv[2], "<string>"
-        sys.argv = ["-c", *argv[3:]]
-        sys.path.insert(0, "")
-        main_mod.__loader__ = importlib.machinery.BuiltinImporter
-    else:
-        filename = argv[1]
-        try:
-            with open(filename, "rb") as fh:
-                source = fh.read()
-        except OSError as exc:
-            sys.stderr.write(
-                f"{argv[0]}: can't open file {os.path.abspath(filename)!r}: "
-                f"[Errno {exc.errno}] {exc.strerror}\n"
-            )
-            sys.stderr.flush()
-            return 2
-        sys.argv = argv[1:]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(filename)))
-        filename = main_mod.__file__ = os.path.abspath(filename)  # as Python 3.9+ names a script
-        main_mod.__cached__ = None
-        main_mod.__loader__ = importlib.machinery.SourceFileLoader("__main__", main_mod.__file__)
-    sys.modules["__main__"] = main_mod
-    code = 0
-    try:
-        program = compile(
-            source, filename, "exec"
-        )  # inspect-evals-lint: ignore[host_code_execution] -- the sandboxed program itself, in the sandbox's own process (never the harness)
-        exec(
-            program, main_mod.__dict__
-        )  # inspect-evals-lint: ignore[host_code_execution] -- as above
-    except SystemExit as exc:
-        code = exit_code(exc)
-    except BaseException as exc:  # noqa: BLE001 - a fresh interpreter reports anything
-        tb = exc.__traceback__.tb_next if exc.__traceback__ else None
-        exc.__traceback__ = tb  # hide our own frame, as if the program were the main script
-        try:
-            sys.excepthook(type(exc), exc, tb)
-        except BaseException:  # noqa: BLE001
-            traceback.print_exception(type(exc), exc, tb)
-        note = limit_note(exc)
-        if note:
-            sys.stderr.write(f"{NOTE}{note}\n")
-        code = 1
-    with contextlib.suppress(BaseException):  # a fresh interpreter reports and carries on
-        atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except BaseException:  # noqa: BLE001
-            code = code or 120
-    return code
-
-
-def exit_code(exc: SystemExit) -> int:
-    if exc.code is None:
-        return 0
-    if isinstance(exc.code, int):
-        return exc.code & 0xFF
-    sys.stderr.write(f"{exc.code}\n")
-    return 1
-
-
-def probe(mode: str, scratch: str) -> None:
-    """Exit 0 if ``mode``'s namespaces and mounts work here (run by the harness, once)."""
-    if mode == "userns":
-        enter_userns()
-    _check(
-        libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
-        "unshare",
-    )
-    pid = os.fork()
-    if pid == 0:
-        try:
-            mount(None, "/", None, MS_REC | MS_PRIVATE)
-            mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
-            mount("proc", scratch, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-        except OSError as exc:
-            sys.stderr.write(f"{exc}\n")
-            os._exit(1)
-        os._exit(0)
-    _, status = os.waitpid(pid, 0)
-    sys.exit(os.waitstatus_to_exitcode(status))
-
-
-def features(program_b64: str) -> None:
-    """Print (JSON) whether an execution here gets a fresh session keyring and the seccomp filter,
-    and if not why: tried in a child, as an execution's init would."""
-    pid = os.fork()
-    if pid == 0:
-        out = {"keyring": "", "seccomp": ""}
-        try:
-            join_session_keyring()
-        except OSError as exc:
-            out["keyring"] = str(exc)
-        try:
-            prctl(PR_SET_NO_NEW_PRIVS, 1)
-            install_seccomp(base64.b64decode(program_b64))
-            checks = [
-                ("unshare", SYS_UNSHARE, [CLONE_NEWUSER], errno.EPERM),
-                ("clone3", SYS_CLONE3, [None, 0], errno.ENOSYS),
-            ]
-            for label, number, args, want in checks:
-                if syscall(number, *args) != -1 or ctypes.get_errno() != want:
-                    raise OSError(f"the filter let {label} through")
-        except OSError as exc:
-            out["seccomp"] = str(exc)
-        sys.stdout.write(json.dumps(out) + "\n")
-        sys.stdout.flush()
-        os._exit(0)
-    os.waitpid(pid, 0)
-
-
-if __name__ == "__main__":
-    if sys.argv[1] == "probe":
-        probe(sys.argv[2], sys.argv[3])
-    elif sys.argv[1] == "features":
-        features(sys.argv[2])
-    else:
-        main()

@@ -30,17 +30,15 @@ import numpy
 
 from scievals.scicode.grading.rewrite import CHECK, SOLVE, TARGET, TestPlan, dependency_names
 from scievals.scicode.inside.compare import HELPERS, STRICT_NUMPY, has_empty
+from scievals.scicode.inside.events import MAX_RECORD_ITEMS, EventOrder, json_items
 from scievals.scicode.inside.wire import (
     ARRAY_PROBES,
     MAX_RECORD_BYTES,
-    MAX_RECORD_ITEMS,
-    EventOrder,
     NotPlain,
     View,
     WireError,
     decode,
     encode,
-    json_items,
 )
 
 MAX_EVENTS = 2_000_000
@@ -77,7 +75,7 @@ class Records:
 
 def parse_records(lines: bytes | Iterable[bytes]) -> Records:
     """The events of a records file (already bounded in size), line by line, each checked
-    against the schema and the events before it (``wire.EventOrder``) and counted against
+    against the schema and the events before it (``events.EventOrder``) and counted against
     ``MAX_RECORD_ITEMS`` before it is parsed."""
     if isinstance(lines, bytes):
         lines = lines.split(b"\n")

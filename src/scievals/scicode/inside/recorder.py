@@ -5,8 +5,8 @@ runtime's interpreter; the harness never imports it. The rewritten tests (``rewr
 every name the model defined through ``ref``: a function, class or other object becomes a
 *handle*, and each call of it, and each attribute read from what it returned, is written to the
 records file as an event carrying the plain value that came back (``wire.encode``), the
-arguments it changed in place, and the random generators' state after it. The events and value
-forms are those of ``wire.py``'s schema, and nothing else.
+arguments it changed in place, and the random generators' state after it. The events are those
+of ``events.py`` and the value forms those of ``wire.py``, and nothing else.
 
 Nothing here is trusted: model code runs in the same process and can rewrite any of it, forge
 events or exit early. That is why the events hold only what the model's code returned, which it
