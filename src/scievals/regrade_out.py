@@ -6,10 +6,11 @@ Shared by the SciCode and SciBench re-grades, which import nothing of each other
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 from scievals.inputs import InputError
 
@@ -54,3 +55,16 @@ def columns(rows: Sequence[Sequence[str]]) -> list[str]:
         "  ".join([cell.ljust(w) for cell, w in zip(row, widths, strict=False)] + [row[-1]])
         for row in rows
     ]
+
+
+def difference_table(
+    header: tuple[str, str, str], rows: Iterable[tuple[str, str, str, Mapping[str, Any]]]
+) -> list[str]:
+    """The indented table of what a source and the official rule judge differently: a row per
+    unit (its name, the source's word, ours, and the difference's record, whose ``cause`` and
+    ``detail`` close the row)."""
+    table = [(*header, "cause", "detail")]
+    table += [
+        (name, theirs, ours, r["cause"] or "-", r["detail"]) for name, theirs, ours, r in rows
+    ]
+    return ["  " + line for line in columns(table)]

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scievals.regrade_out import columns
+from scievals.regrade_out import columns, difference_table
 from scievals.scibench.faithful import official_extract
 from scievals.scibench.metrics import Row, summary
 from scievals.scibench.regrade.grading import Graded, Item
@@ -290,18 +290,18 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
         lines += [f"  {line}" for line in books]
         if not differ:
             continue
-        detail = [("problem", "source", "official", "cause", "detail")]
-        detail += [
+        lines += difference_table(
+            ("problem", "source", "official"),
             (
-                f"{r['book']} {r['index']}",
-                _word(r["source"]) + (" (rule)" if r["source_from"] == "rule" else ""),
-                _word(r["official"]),
-                r["cause"] or "-",
-                r["detail"],
-            )
-            for r in differ
-        ]
-        lines += ["  " + line for line in columns(detail)]
+                (
+                    f"{r['book']} {r['index']}",
+                    _word(r["source"]) + (" (rule)" if r["source_from"] == "rule" else ""),
+                    _word(r["official"]),
+                    r,
+                )
+                for r in differ
+            ),
+        )
     return "\n".join(lines)
 
 

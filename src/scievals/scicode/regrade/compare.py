@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from scievals.regrade_out import columns
+from scievals.regrade_out import columns, difference_table
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
 from scievals.scicode.regrade.official_folder import Answer, Recorded, Run, relative
@@ -337,28 +337,14 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
         if not differ and not problems:
             continue
         lines += ["", f"{c['run']}: {len(differ)} steps, {len(problems)} problems differ"]
-        detail = [("step", "source", "scievals", "cause", "detail")]
-        detail += [
-            (
-                r["step"],
-                _verdict(r["source"]),
-                _verdict(r["scievals"]),
-                r["cause"] or "-",
-                r["detail"],
-            )
-            for r in differ
-        ]
-        detail += [
-            (
-                f"problem {r['problem']}",
-                _solved(r["source"]),
-                _solved(r["scievals"]),
-                r["cause"] or "-",
-                r["detail"],
-            )
-            for r in problems
-        ]
-        lines += ["  " + line for line in columns(detail)]
+        lines += difference_table(
+            ("step", "source", "scievals"),
+            [(r["step"], _verdict(r["source"]), _verdict(r["scievals"]), r) for r in differ]
+            + [
+                (f"problem {r['problem']}", _solved(r["source"]), _solved(r["scievals"]), r)
+                for r in problems
+            ],
+        )
     return "\n".join(lines)
 
 
