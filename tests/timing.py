@@ -26,6 +26,9 @@ R = TypeVar("R")
 # Nothing the suite waits for comes near it on a quiet 2-core machine (the longest: the 50 gold
 # dev steps graded beside the other xdist worker, about 2 minutes).
 BASE_HANG_S = 600.0
+OFFICIAL_TIMEOUT = 1800
+"""Seconds the official SciCode harness gives a step program: what tests grading honest or gold
+code give it too, so that a busy machine cannot turn a slow right answer into a timeout."""
 REFERENCE_S = 0.09  # the calibration loop's median on a quiet 2-core machine (2026-12)
 SLOWNESS_ENV = "SCIEVALS_TEST_SLOWNESS"  # the session's calibration, inherited by xdist workers
 SIZE_RATIO = 10  # the large input of assert_linear is this many times the small one

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import pytest
+from timing import OFFICIAL_TIMEOUT
 
 from scievals.scicode.grade import grade
 from tests.scicode.honest_corpus import CASES
@@ -32,7 +33,9 @@ def _grade_all(sandbox: str) -> dict[str, dict[str, Any]]:
 
         async def one(replies: dict[str, str]) -> list[dict[str, Any]]:
             async with gate:
-                return (await grade(replies, split="dev", sandbox=sandbox))[0]
+                return (
+                    await grade(replies, split="dev", sandbox=sandbox, timeout=OFFICIAL_TIMEOUT)
+                )[0]
 
         return await asyncio.gather(*[one(replies) for _, replies in plan])
 

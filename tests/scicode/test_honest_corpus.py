@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from timing import OFFICIAL_TIMEOUT
 
 from scievals.scicode.data.dataset import find_step, load_problems
 from scievals.scicode.extract import extract_code, header_name, top_level_names
@@ -132,7 +133,7 @@ def test_verdicts_match_official_rule(official_runner):
         futures = [worker.submit(official_batch, official_runner, *job) for job in plan]
         try:
             for (batch, replies), future in zip(plan, futures, strict=True):
-                verdicts, _ = asyncio.run(grade(replies, split="dev"))
+                verdicts, _ = asyncio.run(grade(replies, split="dev", timeout=OFFICIAL_TIMEOUT))
                 ours = {v["step"]: v for v in verdicts}
                 official, errors = future.result()
                 for item in batch:

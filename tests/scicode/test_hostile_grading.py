@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from timing import HANG_S
+from timing import HANG_S, OFFICIAL_TIMEOUT
 
 from scievals.sandbox.limits import Limits
 from scievals.scicode.data.dataset import Problem, Step, load_problems
@@ -2467,7 +2467,7 @@ def test_all_gold_dev_steps_pass(grader):
         s.step_id: fence(gold_code(s.step_id)) for p in load_problems("dev") for s in p.scored_steps
     }
     assert len(completions) == 50
-    outcome = grader.grade(completions, timeout=300)
+    outcome = grader.grade(completions, timeout=OFFICIAL_TIMEOUT)  # gold 51.4 takes 40-60 s alone
     assert_clean(outcome)
     failed = {s: v["reason"] for s, v in outcome.verdicts.items() if not v["passed"]}
     assert failed == {}
