@@ -43,6 +43,11 @@ def write_whole(target: Path, text: str) -> None:
     os.replace(part, target)
 
 
+def counted(number: int, noun: str) -> str:
+    """``number`` and ``noun``, plural unless one."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def stamp() -> dict[str, str]:
     """Which scievals wrote a result file, and when (every result file carries it)."""
     return {"scievals": version("scievals"), "date": datetime.now(UTC).date().isoformat()}

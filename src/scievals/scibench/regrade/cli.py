@@ -11,10 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-
-def counted(n: int, noun: str) -> str:
-    """``n`` and ``noun``, plural unless one."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+from scievals.regrade_out import counted
 
 
 def regrade_opencompass(ns: argparse.Namespace) -> int:

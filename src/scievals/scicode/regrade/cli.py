@@ -182,8 +182,9 @@ def _verify(ns: argparse.Namespace) -> int:
     any."""
     from scievals.grade_out import Interrupts
     from scievals.inputs import InputError
+    from scievals.regrade_out import counted
     from scievals.scicode.regrade.scievals_log import read_log
-    from scievals.scicode.regrade.verify import counted, verify
+    from scievals.scicode.regrade.verify import verify
 
     given = [
         flag

@@ -26,6 +26,7 @@ from inspect_ai.solver import TaskState
 
 from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
+from scievals.regrade_out import counted
 from scievals.scicode.data.dataset import Problem
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.regrade.differences import metric_lines, step_lines
@@ -68,11 +69,6 @@ class Verification:
                 "is what the log records"
             )
         return f"{self.path}: {counted(len(self.differences), 'difference')} ({graded})"
-
-
-def counted(number: int, noun: str) -> str:
-    """``1 sample``, ``3 samples``."""
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 async def verify(shared: SharedLog) -> Verification:
