@@ -115,3 +115,29 @@ def test_every_preset_cites_sources_the_docs_list() -> None:
     table = text[text.index("## Sources") : text.index("## SciCode")]
     listed = set(re.findall(r"^\| ([^|]+?) \|", table, flags=re.M)) - {"name", "---"}
     assert all(p.sources and set(p.sources) <= listed for _, p in ALL)
+
+
+LIMITS = {
+    "agent_message_limit": ("messages", 7),
+    "agent_token_limit": ("tokens", 900),
+    "agent_tool_call_limit": ("tool_calls", 3),
+    "agent_tool_timeout": ("tool_timeout", 11),
+    "agent_time_limit": ("time", 120),
+}
+
+
+@pytest.mark.parametrize("benchmark", ["scicode", "scibench"])
+@pytest.mark.parametrize("parameter", sorted(LIMITS))
+def test_every_agent_limit_given_to_a_task_reaches_its_protocol(benchmark, parameter) -> None:
+    field, value = LIMITS[parameter]
+    if benchmark == "scicode":
+        from scievals.scicode.task import scicode
+
+        task = scicode(split="dev", agent="react", **{parameter: value})
+    else:
+        from scievals.scibench.task import scibench
+
+        task = scibench(
+            books="atkins", data_dir=str(_scibench_data()), agent="react", **{parameter: value}
+        )
+    assert task.metadata["protocol"]["agent_limits"][field] == value

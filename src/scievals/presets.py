@@ -92,14 +92,7 @@ def presettable(
 
         @functools.wraps(factory)
         def build(*args: Any, preset: str | None = None, **params: Any) -> Task:
-            if preset is None:
-                return factory(*args, **params)
-            with prerequisite():
-                if preset not in by_name:
-                    raise not_one_of("preset", preset, list(by_name))
-            chosen = by_name[preset]
-            task = factory(*args, **{**chosen.fields, **params})
-            return chosen.apply(task, overrides(chosen, params))
+            return preset_task(factory, by_name, preset, args, params)
 
         keyword = inspect.Parameter(
             "preset", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="str | None"
@@ -110,3 +103,22 @@ def presettable(
         return build
 
     return decorate
+
+
+def preset_task(
+    factory: Callable[..., Task],
+    presets: Mapping[str, Preset],
+    preset: str | None,
+    args: Sequence[Any],
+    params: Mapping[str, Any],
+) -> Task:
+    """The task ``factory`` builds of ``params`` under ``preset`` (a name of ``presets``; None:
+    no preset): its fields fill in what ``params`` leave out, and the log records it."""
+    if preset is None:
+        return factory(*args, **params)
+    with prerequisite():
+        if preset not in presets:
+            raise not_one_of("preset", preset, list(presets))
+    chosen = presets[preset]
+    task = factory(*args, **{**chosen.fields, **params})
+    return chosen.apply(task, overrides(chosen, params))

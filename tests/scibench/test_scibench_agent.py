@@ -53,6 +53,7 @@ def test_agent_that_never_submits_is_scored_wrong_with_its_limit(tmp_path):
 
     model = get_model("mockllm/model", custom_outputs=talk(), memoize=False)
     log = _run(tmp_path, model, books="diff", agent_message_limit=6)
+    assert log.eval.metadata["protocol"]["agent_limits"]["messages"] == 6
     for sample in log.samples[:3]:
         [record] = sample.store[AGENT_STORE_KEY].values()
         assert record["limit"] == "message" and not record["answered"]

@@ -6,8 +6,7 @@ by name, so each choice is checked once and recorded as it ran.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -151,14 +150,6 @@ class SciBenchConfig:
             agent_limits=(agent_limits or AgentLimits()) if agent else None,
         )
 
-    @classmethod
-    def from_task(cls, params: Mapping[str, Any]) -> SciBenchConfig:
-        """The config of the ``scibench`` task's arguments (its ``locals()``): the parameters
-        of ``from_params`` of the same names (``agent_limits`` is what
-        ``agents.agent_parameters`` made of the ``agent_*`` parameters)."""
-        fields = {name: value for name, value in params.items() if name in _FROM_PARAMS}
-        return cls.from_params(**fields)
-
     @property
     def prompt(self) -> str:
         """The prompt layout as the report labels it."""
@@ -191,8 +182,3 @@ class SciBenchConfig:
             agent_limits=self.agent_limits.record() if self.agent_limits else None,
             **protocol_fields(self.sandbox),
         )
-
-
-_FROM_PARAMS = frozenset(inspect.signature(SciBenchConfig.from_params).parameters) - {
-    "agent_limits"
-}

@@ -216,7 +216,20 @@ def scibench(
             the parameters given win over it and are recorded as overridden.
     """
     with prerequisite():
-        config = SciBenchConfig.from_task(locals())
+        config = SciBenchConfig.from_params(
+            version=version,
+            books=books,
+            setting=setting,
+            shots=shots,
+            subset=subset,
+            scorer=scorer,
+            sandbox=sandbox,
+            timeout=timeout,
+            errata=errata,
+            abs_tol=abs_tol,
+            agent=agent,
+            agent_limits=agent_limits,
+        )
         if config.subset == "exam":
             from scievals.scibench.exam import exam_task
 

@@ -90,16 +90,6 @@ class SciCodeConfig(BaseModel):
             raise InputError("\n".join(_problem(error) for error in exc.errors())) from None
 
     @classmethod
-    def from_task(cls, params: Mapping[str, Any]) -> SciCodeConfig:
-        """The config of the ``scicode`` task's arguments (its ``locals()``): the fields of the
-        same names (``agent_limits`` is what ``agents.agent_parameters`` made of the ``agent_*``
-        parameters) and ``include_dev_set`` (inspect_evals' name for ``split=all``)."""
-        fields = {name: value for name, value in params.items() if name in cls.model_fields}
-        if params.get("include_dev_set"):
-            fields["split"] = "all"
-        return cls.from_params(**fields)
-
-    @classmethod
     def from_record(cls, record: Mapping[str, Any] | None) -> SciCodeConfig:
         """The config a solver or scorer was given as ``record()`` (None: the defaults)."""
         return cls.from_params(**(record or {}))

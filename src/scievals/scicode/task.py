@@ -111,7 +111,24 @@ def scicode(
             the parameters given win over it and are recorded as overridden.
     """
     with prerequisite():
-        config = SciCodeConfig.from_task(locals())
+        config = SciCodeConfig.from_params(
+            timeout=timeout,
+            dataset=dataset,
+            split="all" if include_dev_set else split,
+            provide_scientific_background=provide_scientific_background,
+            prompt_protocol=prompt_protocol,
+            previous_steps=previous_steps,
+            extraction=extraction,
+            h5=h5,
+            targets=targets,
+            source=source,
+            sandbox=sandbox,
+            step_count=step_count,
+            runtimes=runtimes,
+            all_runtimes=all_runtimes,
+            agent=agent,
+            agent_limits=agent_limits,
+        )
         if config.sandbox == "scievals":
             prestart(
                 config.runtime_names[0]

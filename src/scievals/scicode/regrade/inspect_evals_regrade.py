@@ -37,10 +37,10 @@ from scievals.scicode.regrade.compare import (
     recorded_scores,
     rule_cause,
 )
-from scievals.scicode.regrade.eval_log import RegradeLogs, now
+from scievals.scicode.regrade.eval_log import RegradeLogs
 from scievals.scicode.regrade.inspect_evals_log import SourceLog, SourceSample, source_extract
 from scievals.scicode.regrade.official_folder import Recorded
-from scievals.scicode.regrade.run import grade_run
+from scievals.scicode.regrade.run import RunJob, regrade_run
 from scievals.scicode.verdict import problem_solved
 
 UNPINNED = {
@@ -75,7 +75,6 @@ async def regrade_log(
         say(f"problems {', '.join(outside)} are not of split {config.split}: not graded")
     comparisons = []
     for index, epoch in enumerate(run_epochs(source)):
-        started = now()
         samples = sorted(
             (s for s in source.samples if s.epoch == epoch and s.problem.problem_id in place),
             key=lambda s: place[s.problem.problem_id],
@@ -85,16 +84,21 @@ async def regrade_log(
             for sample in samples
             for step in sample.problem.scored_steps
         }
-        label = run_label(source, epoch)
-        logged = logs.logged(index, label, completions) if logs is not None else None
-        verdicts, _, kept = await grade_run(completions, config, cache, logged)
-        comparisons.append(comparison(source, epoch, samples, verdicts, config))
-        if logs is not None:
-            logs.keep(index, comparisons[-1], completions, kept, started, logged is not None)
-        if say is not None:
-            done = "logged before: not graded again" if logged is not None else "graded"
-            say(f"{label}: {len(verdicts)} steps {done}")
+        compared = partial(_compared, source, epoch, samples, config)
+        job = RunJob(index, run_label(source, epoch), completions, compared)
+        comparisons.append(await regrade_run(job, config, cache, logs, say))
     return comparisons
+
+
+def _compared(
+    source: SourceLog,
+    epoch: int,
+    samples: Sequence[SourceSample],
+    config: SciCodeConfig,
+    verdicts: Sequence[dict[str, Any]],
+    _totals: dict[str, Any],
+) -> dict[str, Any]:
+    return comparison(source, epoch, samples, verdicts, config)
 
 
 def run_epochs(source: SourceLog) -> list[int]:

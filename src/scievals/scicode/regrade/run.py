@@ -12,6 +12,9 @@ targets (official h5 for test steps, regenerated for dev steps).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 from scievals.scicode.config import SciCodeConfig
@@ -67,7 +70,6 @@ async def regrade_source(
     in_split = {s.step_id: s for p in problems for s in p.steps}
     comparisons = []
     for index, run in enumerate(source.runs):
-        started = now()
         texts, skipped = _read_run(run, source, catalogue, in_split, config.split)
         if say is not None:
             for note in run.notes:
@@ -75,17 +77,56 @@ async def regrade_source(
         answers: dict[str, Answer] = {}
         for problem in problems:
             answers.update(step_answers(problem, _of(problem, texts)))
+        compared = partial(_compared, run, answers, skipped, problems, config, source.root)
         completions = {sid: answer.code for sid, answer in answers.items()}
-        logged = logs.logged(index, run.label, completions) if logs is not None else None
-        verdicts, totals, kept = await grade_run(completions, config, cache, logged)
-        graded = Graded(run, config.split, problems, answers, skipped, verdicts, totals)
-        comparisons.append(compare(graded, config.step_timeout, source.root))
-        if logs is not None:
-            logs.keep(index, comparisons[-1], completions, kept, started, logged is not None)
-        if say is not None:
-            done = "logged before: not graded again" if logged is not None else "graded"
-            say(f"{run.label}: {len(verdicts)} steps {done}")
+        job = RunJob(index, run.label, completions, compared)
+        comparisons.append(await regrade_run(job, config, cache, logs, say))
     return comparisons
+
+
+def _compared(
+    run: Run,
+    answers: dict[str, Answer],
+    skipped: dict[str, str],
+    problems: tuple[Problem, ...],
+    config: SciCodeConfig,
+    root: Path,
+    verdicts: list[dict[str, Any]],
+    totals: dict[str, Any],
+) -> dict[str, Any]:
+    graded = Graded(run, config.split, problems, answers, skipped, verdicts, totals)
+    return compare(graded, config.step_timeout, root)
+
+
+@dataclass(frozen=True)
+class RunJob:
+    """One run of a source to grade: its place and name in the re-grade, its completions (step
+    -> code), and how its comparison is made of its verdicts and summary."""
+
+    index: int
+    label: str
+    completions: dict[str, str]
+    compared: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
+
+
+async def regrade_run(
+    job: RunJob,
+    config: SciCodeConfig,
+    cache: StepCache,
+    logs: RegradeLogs | None,
+    say: Callable[[str], None] | None,
+) -> dict[str, Any]:
+    """``job`` graded (or read back from its log, resuming) and compared; its log written."""
+    started = now()
+    logged = logs.logged(job.index, job.label, job.completions) if logs is not None else None
+    verdicts, totals, kept = await grade_run(job.completions, config, cache, logged)
+    comparison = job.compared(verdicts, totals)
+    if logs is not None:
+        logs.keep(job.index, comparison, job.completions, kept, started, logged is not None)
+    if say is not None:
+        done = "logged before: not graded again" if logged is not None else "graded"
+        say(f"{job.label}: {len(verdicts)} steps {done}")
+    return comparison
 
 
 async def grade_run(
