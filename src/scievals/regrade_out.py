@@ -62,14 +62,42 @@ def columns(rows: Sequence[Sequence[str]]) -> list[str]:
     ]
 
 
-def difference_table(
-    header: tuple[str, str, str], rows: Iterable[tuple[str, str, str, Mapping[str, Any]]]
-) -> list[str]:
+Row = tuple[str, str, str, Mapping[str, Any]]
+"""A unit the source and the official rule judge differently: its name, the source's word, the
+official rule's word, and the difference's record (its ``cause`` and ``detail``)."""
+
+
+def difference_table(header: tuple[str, str, str], rows: Iterable[Row]) -> list[str]:
     """The indented table of what a source and the official rule judge differently: a row per
-    unit (its name, the source's word, ours, and the difference's record, whose ``cause`` and
-    ``detail`` close the row)."""
+    unit, its ``cause`` and ``detail`` closing the row."""
     table = [(*header, "cause", "detail")]
     table += [
         (name, theirs, ours, r["cause"] or "-", r["detail"]) for name, theirs, ours, r in rows
     ]
     return ["  " + line for line in columns(table)]
+
+
+def log_entry(
+    source: Mapping[str, Any],
+    run: str,
+    model: str,
+    recorded: Any,
+    scores: Mapping[str, float | None],
+    rows: Iterable[Row],
+) -> dict[str, Any]:
+    """The ``regrade`` entry of a re-graded run's scievals log (its metadata), the same for
+    every source and benchmark, which ``scievals report`` reads: where the answers came from,
+    what the source recorded (``recorded``, its own numbers as the comparison holds them), its
+    score for each of the log's metrics (percent; None where it recorded none), and each unit
+    judged differently with its cause."""
+    return {
+        **source,
+        "run": run,
+        "model": model,
+        "recorded": recorded,
+        "source_scores": dict(scores),
+        "differing": [
+            {"unit": n, "source": t, "official": o, "cause": r["cause"], "detail": r["detail"]}
+            for n, t, o, r in rows
+        ],
+    }

@@ -33,7 +33,13 @@ from .test_regrade_official import BG, MODEL, answers_of, generate, gold, wrong
 
 RUN = f"{MODEL} ({BG}) sample 0"
 SOURCE = {"source": "/data/eval_results", "layout": "generated_code/<model>/<background>/"}
-RECORDED = {"steps_passed": 2, "steps_total": 50}
+RECORDED = {
+    "steps_passed": 2,
+    "steps_total": 50,
+    "percentage_subproblems_solved": 4.0,
+    "percentage_main_problems_solved": None,
+}
+DIFFERING = {"step": "19.1", "source": True, "scievals": False, "cause": None, "detail": "x"}
 
 
 def _written(folder: Path, overwrite: bool = False) -> Path:
@@ -41,7 +47,7 @@ def _written(folder: Path, overwrite: bool = False) -> Path:
     config = grading_config("dev", None, None, "scievals")
     logs = RegradeLogs(folder, config, SOURCE, overwrite)
     logs.claim([RUN])
-    comparison = {"run": RUN, "model": MODEL, "source": RECORDED}
+    comparison = {"run": RUN, "model": MODEL, "source": RECORDED, "differing_steps": [DIFFERING]}
     verdicts = {
         "1.1": StepVerdict("1.1", True, runtime="2024", seconds=0.3),
         "19.1": StepVerdict("19.1", False, "assertion", "test 1 failed", runtime="2024"),
@@ -62,7 +68,16 @@ def test_the_log_is_the_tasks_with_the_scorers_scores(tmp_path):
     metadata = log.eval.metadata or {}
     task = scicode(split="dev", extraction="original")
     assert metadata["protocol"] == (task.metadata or {})["protocol"]
-    assert metadata["regrade"] == {**SOURCE, "run": RUN, "model": MODEL, "recorded": RECORDED}
+    assert metadata["regrade"] == {
+        **SOURCE,
+        "run": RUN,
+        "model": MODEL,
+        "recorded": RECORDED,
+        "source_scores": {"main": None, "sub": 4.0},
+        "differing": [
+            {"unit": "19.1", "source": "pass", "official": "fail", "cause": None, "detail": "x"}
+        ],
+    }
     assert [s.name for s in log.eval.scorers or []] == [SCORER]
     samples = {str(s.id): s for s in log.samples or []}
     assert len(samples) == 15  # every problem of the split: an unanswered one counts failed

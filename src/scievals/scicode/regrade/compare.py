@@ -16,7 +16,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from scievals.regrade_out import columns, difference_table
+from scievals.regrade_out import Row, columns, difference_table
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
 from scievals.scicode.regrade.official_folder import Answer, Recorded, Run, relative
@@ -337,15 +337,27 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
         if not differ and not problems:
             continue
         lines += ["", f"{c['run']}: {len(differ)} steps, {len(problems)} problems differ"]
-        lines += difference_table(
-            ("step", "source", "scievals"),
-            [(r["step"], _verdict(r["source"]), _verdict(r["scievals"]), r) for r in differ]
-            + [
-                (f"problem {r['problem']}", _solved(r["source"]), _solved(r["scievals"]), r)
-                for r in problems
-            ],
-        )
+        lines += difference_table(("step", "source", "scievals"), difference_rows(c))
     return "\n".join(lines)
+
+
+def difference_rows(comparison: Mapping[str, Any]) -> list[Row]:
+    """The steps, then the problems, that the source and the official rule judge differently."""
+    steps = comparison.get("differing_steps") or []
+    problems = comparison.get("differing_problems") or []
+    return [(r["step"], _verdict(r["source"]), _verdict(r["scievals"]), r) for r in steps] + [
+        (f"problem {r['problem']}", _solved(r["source"]), _solved(r["scievals"]), r)
+        for r in problems
+    ]
+
+
+def source_scores(comparison: Mapping[str, Any]) -> dict[str, float | None]:
+    """The score the source recorded for each metric of a scievals SciCode log (percent)."""
+    theirs = comparison.get("source") or {}
+    return {
+        "main": theirs.get("percentage_main_problems_solved"),
+        "sub": theirs.get("percentage_subproblems_solved"),
+    }
 
 
 def _score(part: dict[str, Any], unit: str) -> str:

@@ -46,10 +46,12 @@ from inspect_ai.scorer import SampleScore
 from inspect_ai.util import registry_info
 
 from scievals.inputs import InputError
+from scievals.regrade_out import log_entry
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.metrics import METRICS, scicode_epochs
+from scievals.scicode.regrade.compare import difference_rows, source_scores
 from scievals.scicode.regrade.scievals_log import SCORER
 from scievals.scicode.scorer import scicode_scorer, summarize
 from scievals.scicode.solver import STORE_KEY, extract
@@ -191,12 +193,14 @@ def run_log(
     results = _results(samples, scorer)
     targets = TargetSource(config.split, config.targets, config.h5, config.dataset).note
     metadata = task_metadata(config, problems, targets)
-    metadata["regrade"] = {
-        **source,
-        "run": comparison["run"],
-        "model": comparison["model"],
-        "recorded": comparison.get("source"),
-    }
+    metadata["regrade"] = log_entry(
+        source,
+        str(comparison["run"]),
+        str(comparison["model"]),
+        comparison.get("source"),
+        source_scores(comparison),
+        difference_rows(comparison),
+    )
     spec = EvalSpec(
         created=started,
         task=TASK,
