@@ -11,6 +11,7 @@ and ``--verify`` of the log written finds it clean.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -112,8 +113,19 @@ def test_the_report_reads_it_as_a_re_grade(tmp_path, capsys):
     assert notes == []
     (run,) = runs
     assert (run.model, run.benchmark) == (f"regrade/{MODEL}", "scicode")
-    assert main(["report", str(folder), "--out", str(tmp_path / "report")]) == 0
-    assert f"regrade/{MODEL}" in capsys.readouterr().out
+    assert run.regrade is not None and run.regrade.scores == {"main": None, "sub": 4.0}
+    report = tmp_path / "report"
+    assert main(["report", str(folder), "--out", str(report), "--format", "html"]) == 0
+    out = capsys.readouterr().out
+    assert f"regrade/{MODEL}" in out
+    assert "scicode: re-graded sources against the official rule" in out
+    assert re.search(r"r1 +19\.1 +pass +fail +- +x", out)
+    page = (report / "report.html").read_text()
+    assert "re-graded sources against the official rule" in page
+    assert re.search(r"<td[^>]*>19\.1</td><td[^>]*>pass</td><td[^>]*>fail</td>", page)
+    # the source recorded 4% of steps; the official rule passes 1 of 50 (2%): -2 points
+    assert f"| r1 | {MODEL} | {SOURCE['source']} | - |" in (report / "report.md").read_text()
+    assert "| 4.0 | 2.0 [0.0, 36.6] | -2.0 | 1 |" in (report / "report.md").read_text()
 
 
 def test_an_existing_log_is_replaced_only_with_overwrite(tmp_path):

@@ -11,6 +11,7 @@ from scievals.report import outcomes as oc
 from scievals.report.evaluation import evaluation_table
 from scievals.report.load import Run, natural_key
 from scievals.report.published import Reference, references_for
+from scievals.report.regrades import regrade_differences_table, regrade_table
 from scievals.report.tables import Pct, Table, count, passed_of
 from scievals.report.usage import Price, usage_table
 from scievals.report.weak import weak_note, weak_table
@@ -544,6 +545,9 @@ def build_sections(
             tables.append(pub)
         if beside := evaluation_table(bench, bruns, prices):
             tables.append(beside)
+        tables += [
+            t for t in (regrade_table(bench, bruns), regrade_differences_table(bench, bruns)) if t
+        ]
         tables.append(usage_table(bench, bruns, prices))
         if bench == "scibench":
             tables += [scibench_group_table(bruns, "book"), scibench_group_table(bruns, "subject")]

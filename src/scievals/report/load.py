@@ -26,6 +26,7 @@ from inspect_ai.scorer import Score
 
 from scievals.inputs import InputError
 from scievals.protocol import PROTOCOL_KEYS
+from scievals.report.regrade_entry import Regrade, regrade_of
 
 BENCHMARK_ORDER = ("scicode", "scibench")
 SHARD_KEYS = ("steps_counted", "sandbox", "memory_limit")
@@ -68,6 +69,8 @@ class Run:
     versions: dict[str, str] = field(default_factory=dict)  # packages the log records
     name: str = ""
     notes: list[str] = field(default_factory=list)
+    regrade: Regrade | None = None
+    """Where a re-graded run's answers came from and what the source said (None: a live run)."""
 
     @property
     def benchmark(self) -> str:
@@ -272,6 +275,7 @@ def run_from_log(log: EvalLog) -> Run:
         started=log.stats.started_at or "",
         completed=log.stats.completed_at or "",
         versions={str(k): str(v) for k, v in (log.eval.packages or {}).items()},
+        regrade=regrade_of(log.eval.metadata),
     )
 
 

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
+from dataclasses import replace
 
 from scievals.report.build import DIFFERS, Section
 from scievals.report.tables import Table, text
 
 WIDTH = 110
-SQUEEZABLE = ((DIFFERS, 16), ("source", 16), ("model", 16))  # (column, narrowest it may become)
+SQUEEZABLE = (
+    (DIFFERS, 16),
+    ("detail", 16),
+    ("source", 16),
+    ("model", 16),
+)  # (column, narrowest it may become)
 HEADER_MIN = 3
 GAP = "  "
 
@@ -65,16 +71,30 @@ def render(table: Table, width: int = WIDTH) -> str:
     return "\n".join(lines)
 
 
-SUMMARY_TABLES = ("_versus_published", "_usage")
-"""Besides the results: ours beside published, and tokens, time and cost."""
+SUMMARY_TABLES = ("_versus_published", "_regrades", "_regrade_differences", "_usage")
+"""Besides the results: ours beside published, re-graded sources beside their own scores, and
+tokens, time and cost."""
+
+
+TERMINAL_ROWS = 25
+"""Rows of a summary table shown in the terminal; the full report has them all."""
+
+
+def _first_rows(table: Table) -> Table:
+    if len(table.rows) <= TERMINAL_ROWS:
+        return table
+    more = f"{len(table.rows) - TERMINAL_ROWS} more rows in the full report."
+    return replace(table, rows=table.rows[:TERMINAL_ROWS], notes=[*table.notes, more])
 
 
 def terminal_summary(sections: Sequence[Section], report: str, width: int = WIDTH) -> str:
-    """Every benchmark's results table, ours beside published values, tokens, time and cost,
-    then where the full report is."""
+    """Every benchmark's results table, ours beside published values, re-graded sources beside
+    their own scores, tokens, time and cost, then where the full report is."""
     parts = []
     for section in sections:
         parts.append(render(section.tables[0], width))
-        parts += [render(t, width) for t in section.tables if t.key.endswith(SUMMARY_TABLES)]
+        parts += [
+            render(_first_rows(t), width) for t in section.tables if t.key.endswith(SUMMARY_TABLES)
+        ]
     parts.append(f"Full report (protocol, breakdowns, comparisons, plots): {report}")
     return "\n\n".join(parts) + "\n"
