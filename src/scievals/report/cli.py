@@ -5,6 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
+HELP = "tables, intervals, comparisons, plots and an HTML page from scievals logs"
+DESCRIPTION = (
+    "Read Inspect logs of scievals tasks (files or directories) and write a report: results per "
+    "benchmark with their protocol and 95% intervals, breakdowns, paired comparisons, "
+    "published reference rows where the protocol matches, and re-graded sources beside the "
+    "scores they recorded."
+)
+
 
 def _cmd_report(ns: argparse.Namespace) -> int:
     """Write the report, then print the results tables (fit to a terminal) and where it is."""
@@ -24,13 +32,7 @@ def _cmd_report(ns: argparse.Namespace) -> int:
 
 def register(groups: dict) -> None:
     """Add ``report`` to the root command."""
-    parser = groups["root"].add_parser(
-        "report",
-        help="tables, intervals, comparisons, plots and an HTML page from scievals logs",
-        description="Read Inspect logs of scievals tasks (files or directories) and write a "
-        "report: results per benchmark with their protocol and 95%% intervals, breakdowns, "
-        "paired comparisons and published reference rows where the protocol matches.",
-    )
+    parser = groups["root"].add_parser("report", help=HELP, description=DESCRIPTION)
     parser.add_argument("logs", nargs="+", metavar="LOG_OR_DIR")
     parser.add_argument("--out", default="./scievals-report", help="output folder")
     parser.add_argument(

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from scievals.scicode.config import SciCodeConfig
     from scievals.scicode.regrade.eval_log import RegradeLogs
+    from scievals.scicode.regrade.run import RunJob
 
 from scievals.regrade_out import OUT_FILE, VERIFY_FILE, out_file, stamp, write_whole
 
@@ -63,13 +64,13 @@ class _Read:
     about: dict[str, Any]
     notes: Sequence[str]
     runs: list[str]
-    regrade: Callable[[RegradeLogs | None], Coroutine[Any, Any, list[dict[str, Any]]]]
+    jobs: Callable[[], Iterable[RunJob]]
 
 
 def _official_folder(ns: argparse.Namespace, say: Callable[[str], None]) -> _Read:
     """The official harness's generated-code folder (and its verdict files)."""
     from scievals.scicode.regrade.official_folder import read_source
-    from scievals.scicode.regrade.run import choose_split, grading_config, regrade_source
+    from scievals.scicode.regrade.run import choose_split, grading_config, source_jobs
 
     source = read_source(Path(ns.source))
     for note in source.notes:
@@ -83,7 +84,7 @@ def _official_folder(ns: argparse.Namespace, say: Callable[[str], None]) -> _Rea
         {"source": str(source.path), "layout": source.layout},
         source.notes,
         [run.label for run in source.runs],
-        lambda logs: regrade_source(source, config, say, logs=logs),
+        lambda: source_jobs(source, config, say),
     )
 
 
@@ -108,6 +109,7 @@ def _compared(
     """Grades ``source``, prints the comparison and writes it to ``target``."""
     from scievals.grade_out import Interrupts
     from scievals.scicode.regrade.compare import table, to_json
+    from scievals.scicode.regrade.run import regrade_runs
 
     config = source.config
 
@@ -117,7 +119,7 @@ def _compared(
         prestart()
     with Interrupts(say, lambda: "interrupted: nothing written") as stop:
         try:
-            comparisons = stop.run(source.regrade(logs))
+            comparisons = stop.run(regrade_runs(source.jobs(), config, say, logs))
         finally:
             stop.said()
     print(table(comparisons))
@@ -145,8 +147,8 @@ def _inspect_evals_log(ns: argparse.Namespace, say: Callable[[str], None]) -> _R
     from scievals.scicode.data.dataset import load_problems
     from scievals.scicode.regrade.inspect_evals_log import read_inspect_evals_log
     from scievals.scicode.regrade.inspect_evals_regrade import (
+        log_jobs,
         log_split,
-        regrade_log,
         run_epochs,
         run_label,
     )
@@ -173,7 +175,7 @@ def _inspect_evals_log(ns: argparse.Namespace, say: Callable[[str], None]) -> _R
         about,
         source.notes,
         [run_label(source, e) for e in run_epochs(source)],
-        lambda logs: regrade_log(source, config, say, logs=logs),
+        lambda: log_jobs(source, config, say),
     )
 
 

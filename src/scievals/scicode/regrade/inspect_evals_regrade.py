@@ -20,7 +20,7 @@ of its own. The comparison is ``compare``'s, the causes those a log can show:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -28,7 +28,6 @@ from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
 from scievals.scicode.grade import infer_split, summary
-from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.regrade.compare import (
     difference,
     differing_steps,
@@ -37,10 +36,9 @@ from scievals.scicode.regrade.compare import (
     recorded_scores,
     rule_cause,
 )
-from scievals.scicode.regrade.eval_log import RegradeLogs
 from scievals.scicode.regrade.inspect_evals_log import SourceLog, SourceSample, source_extract
 from scievals.scicode.regrade.official_folder import Recorded
-from scievals.scicode.regrade.run import RunJob, regrade_run
+from scievals.scicode.regrade.run import RunJob
 from scievals.scicode.verdict import problem_solved
 
 UNPINNED = {
@@ -57,23 +55,15 @@ def log_split(source: SourceLog, split: Split | None) -> Split:
     return infer_split({s for sample in source.samples for s in sample.replies})
 
 
-async def regrade_log(
-    source: SourceLog,
-    config: SciCodeConfig,
-    say: Callable[[str], None] | None = None,
-    *,
-    logs: RegradeLogs | None = None,
-    cache: StepCache | None = None,
-) -> list[dict[str, Any]]:
-    """The comparison of each epoch of ``source``, graded under ``config``; ``logs`` gets each
-    epoch's log. The epochs share ``cache``: a step program one of them graded is not run
-    again."""
-    cache = cache if cache is not None else StepCache()
+def log_jobs(
+    source: SourceLog, config: SciCodeConfig, say: Callable[[str], None] | None = None
+) -> Iterator[RunJob]:
+    """Each epoch of ``source`` as a run to grade under ``config``, over the problems of its
+    split (``say`` names the others, which are not graded)."""
     place = {p.problem_id: i for i, p in enumerate(config.problems())}
     outside = sorted({s.problem.problem_id for s in source.samples} - set(place), key=int)
     if outside and say is not None:
         say(f"problems {', '.join(outside)} are not of split {config.split}: not graded")
-    comparisons = []
     for index, epoch in enumerate(run_epochs(source)):
         samples = sorted(
             (s for s in source.samples if s.epoch == epoch and s.problem.problem_id in place),
@@ -85,9 +75,7 @@ async def regrade_log(
             for step in sample.problem.scored_steps
         }
         compared = partial(_compared, source, epoch, samples, config)
-        job = RunJob(index, run_label(source, epoch), completions, compared)
-        comparisons.append(await regrade_run(job, config, cache, logs, say))
-    return comparisons
+        yield RunJob(index, run_label(source, epoch), completions, compared)
 
 
 def _compared(

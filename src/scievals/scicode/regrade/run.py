@@ -11,7 +11,7 @@ targets (official h5 for test steps, regenerated for dev steps).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -53,22 +53,15 @@ def grading_config(
     )
 
 
-async def regrade_source(
-    source: Source,
-    config: SciCodeConfig,
-    say: Callable[[str], None] | None = None,
-    *,
-    logs: RegradeLogs | None = None,
-    cache: StepCache | None = None,
-) -> list[dict[str, Any]]:
-    """The comparison of every run of ``source`` (``compare.compare``), graded under ``config``;
-    ``say`` gets a line for each file skipped and each run graded, ``logs`` each run's log. The
-    runs share ``cache``: a step program graded for one model is not run again for another."""
-    cache = cache if cache is not None else StepCache()
+def source_jobs(
+    source: Source, config: SciCodeConfig, say: Callable[[str], None] | None = None
+) -> Iterator[RunJob]:
+    """Every run of ``source`` as a job to grade under ``config`` (``compare.compare`` makes its
+    comparison); ``say`` gets a line for each file skipped. A run's files are read when its
+    turn comes, so a large folder streams."""
     problems = config.problems()
     catalogue = {s.step_id for p in load_problems("all") for s in p.steps}
     in_split = {s.step_id: s for p in problems for s in p.steps}
-    comparisons = []
     for index, run in enumerate(source.runs):
         texts, skipped = _read_run(run, source, catalogue, in_split, config.split)
         if say is not None:
@@ -79,9 +72,7 @@ async def regrade_source(
             answers.update(step_answers(problem, _of(problem, texts)))
         compared = partial(_compared, run, answers, skipped, problems, config, source.root)
         completions = {sid: answer.code for sid, answer in answers.items()}
-        job = RunJob(index, run.label, completions, compared)
-        comparisons.append(await regrade_run(job, config, cache, logs, say))
-    return comparisons
+        yield RunJob(index, run.label, completions, compared)
 
 
 def _compared(
@@ -109,14 +100,26 @@ class RunJob:
     compared: Callable[[list[dict[str, Any]], dict[str, Any]], dict[str, Any]]
 
 
-async def regrade_run(
+async def regrade_runs(
+    jobs: Iterable[RunJob],
+    config: SciCodeConfig,
+    say: Callable[[str], None] | None = None,
+    logs: RegradeLogs | None = None,
+) -> list[dict[str, Any]]:
+    """The comparison of each job, graded under ``config`` (or read back from its log,
+    resuming); ``logs`` gets each run's log. The runs share one cache: a step program graded
+    for one model is not run again for another."""
+    cache = StepCache()
+    return [await _regrade_run(job, config, cache, logs, say) for job in jobs]
+
+
+async def _regrade_run(
     job: RunJob,
     config: SciCodeConfig,
     cache: StepCache,
     logs: RegradeLogs | None,
     say: Callable[[str], None] | None,
 ) -> dict[str, Any]:
-    """``job`` graded (or read back from its log, resuming) and compared; its log written."""
     started = now()
     logged = logs.logged(job.index, job.label, job.completions) if logs is not None else None
     verdicts, totals, kept = await grade_run(job.completions, config, cache, logged)
