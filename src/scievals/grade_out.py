@@ -35,6 +35,7 @@ from types import FrameType
 from typing import IO, Any
 
 from scievals.inputs import InputError
+from scievals.paths import write_whole
 
 PARTIAL_SUFFIX = ".partial"
 LOCK_SUFFIX = ".lock"
@@ -308,7 +309,7 @@ class VerdictsOut:
             return
         assert self.partial is not None
         self._stop_writing()
-        _write_whole(self.out, text, fsync=True)
+        write_whole(self.out, text, fsync=True)
         self.partial.unlink(missing_ok=True)  # all it held is in OUT now
         self.close()
 
@@ -404,7 +405,7 @@ class VerdictsOut:
         """A fresh ``OUT.partial``: the header, then every verdict already decided."""
         assert self.partial is not None
         lines = [json.dumps({HEADER: self.run}), *(json.dumps(v) for v in self.done.values())]
-        _write_whole(self.partial, "".join(line + "\n" for line in lines))
+        write_whole(self.partial, "".join(line + "\n" for line in lines))
         self._started = True
         self._fh = open(self.partial, "a", encoding="utf-8")  # noqa: SIM115 - open for the run
 
@@ -451,22 +452,6 @@ def _take_lock(path: Path, out: Path) -> int:
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             return fd
         os.close(fd)
-
-
-def _write_whole(path: Path, text: str, fsync: bool = False) -> None:
-    """``path`` replaced by ``text`` in one ``os.replace``; an interruption leaves no temporary
-    file behind."""
-    part = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(part, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
-        os.replace(part, path)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
 
 
 def _json_lines(path: Path, torn_ok: bool, notes: list[str], most: int) -> list[tuple[int, Any]]:

@@ -5,7 +5,6 @@ Shared by the SciCode and SciBench re-grades, which import nothing of each other
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib.metadata import version
@@ -33,14 +32,6 @@ def out_file(out: str | None, overwrite: bool, name: str) -> Path | None:
     if target.exists() and not overwrite:
         raise InputError(f"{target} exists: pass --overwrite to replace it")
     return target
-
-
-def write_whole(target: Path, text: str) -> None:
-    """``text`` into ``target`` whole or not at all."""
-    target.parent.mkdir(exist_ok=True)
-    part = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    part.write_text(text, encoding="utf-8")
-    os.replace(part, target)
 
 
 def counted(number: int, noun: str) -> str:

@@ -20,7 +20,8 @@ def regrade_opencompass(ns: argparse.Namespace) -> int:
     Reads ``ns.out``, ``ns.overwrite`` and, where the parser has them, ``ns.version``
     (``auto``, ``main``, ``old``) and ``ns.data_dir`` (else ``SCIEVALS_SCIBENCH_DIR``)."""
     from scievals.inputs import InputError
-    from scievals.regrade_out import OUT_FILE, out_file, stamp, write_whole
+    from scievals.paths import write_whole
+    from scievals.regrade_out import OUT_FILE, out_file, stamp
     from scievals.scibench.regrade.compare import compare, table, to_json
     from scievals.scibench.regrade.grading import Library, choose_version, grade_run
     from scievals.scibench.regrade.layout import load, read_source, release

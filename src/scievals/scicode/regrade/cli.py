@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from scievals.scicode.regrade.eval_log import RegradeLogs
     from scievals.scicode.regrade.run import RunJob
 
-from scievals.regrade_out import OUT_FILE, VERIFY_FILE, out_file, stamp, write_whole
+from scievals.paths import write_whole
+from scievals.regrade_out import OUT_FILE, VERIFY_FILE, out_file, stamp
 
 LOGS = "logs"
 """The folder of ``--out`` that gets each run's log when ``--log-dir`` is not given."""
