@@ -193,8 +193,7 @@ def scibench(
             opencompass_fs_cot (OpenCompass's prompts).
         shots: few-shot examples (default 3 on main, 5 on old: the code of each era).
         subset: textbook, multimodal, exam or solutions (error analysis only).
-        scorer: faithful (the official rules), robust (ours) or both, side by side; or
-            opencompass (its extraction and exact string match).
+        scorer: faithful (official), robust (ours), both side by side, or opencompass (its rule).
         data_dir: local copy of the data (else SCIEVALS_SCIBENCH_DIR, else download).
         sandbox: sandbox for model code in the tool settings (default "scievals").
         timeout: seconds per program run in the tool settings.
@@ -210,8 +209,7 @@ def scibench(
         agent_tool_call_limit: tool calls per problem (0: no limit).
         agent_tool_timeout: seconds per tool call.
         agent_time_limit: seconds per problem, model and tools together (0: no limit).
-        agent_limits: the ``agent_*`` limits above as one record (``agents.agent_parameters``
-            puts these parameters in its place).
+        agent_limits: the ``agent_*`` limits above as one record (``agents.agent_parameters``).
         preset: a published setup by name, setting every field above it names (docs/presets.md);
             the parameters given win over it and are recorded as overridden.
     """
@@ -238,6 +236,7 @@ def scibench(
             _check_wolfram()
         source = Source(config.version, data_dir)
         samples = [_sample(r, config, source) for r in _records(config, source)]
+    protocol = config.protocol(source.describe(), len(samples))
     return Task(
         dataset=MemoryDataset(samples, name=f"scibench-{config.version}-{config.subset}"),
         solver=_solvers(config),
@@ -245,8 +244,5 @@ def scibench(
         epochs=Epochs(1, scibench_epochs()),
         config=GenerateConfig(temperature=0.0),
         sandbox=_sandbox(config),
-        metadata={
-            "protocol": config.protocol(source.describe(), len(samples)),
-            "books": list(config.books),
-        },
+        metadata={"protocol": protocol, "books": list(config.books)},
     )

