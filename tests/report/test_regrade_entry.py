@@ -15,6 +15,8 @@ from scievals.report.html import table_html
 from scievals.report.load import Run, SampleResult
 from scievals.report.regrade_entry import MAX_DIFFERENCES, MAX_TEXT, regrade_of
 from scievals.report.regrades import regrade_differences_table, regrade_table
+from scievals.report.tables import Table
+from scievals.report.terminal import WIDTH, render
 
 JSON = st.recursive(
     st.none()
@@ -130,3 +132,10 @@ def test_a_live_run_has_no_regrade_tables():
     assert run.regrade is None
     assert regrade_table("scibench", [run]) is None
     assert regrade_differences_table("scibench", [run]) is None
+
+
+def test_the_terminal_gives_way_on_wide_columns_and_never_widens_narrow_ones():
+    narrow = Table("k", "t", ["run", "model", "source"], [["r1", "m", "pass"]])
+    assert render(narrow).splitlines()[-1] == "r1   m      pass"
+    wide = Table("k", "t", ["run", "detail"], [["r1", "x" * 300]])
+    assert max(len(line) for line in render(wide).splitlines()) <= WIDTH

@@ -47,7 +47,7 @@ def render(table: Table, width: int = WIDTH) -> str:
         if label in table.columns:
             i = table.columns.index(label)
             over = sum(widths) + len(GAP) * (len(widths) - 1) - width
-            widths[i] = max(floor, widths[i] - max(over, 0))
+            widths[i] = max(min(floor, widths[i]), widths[i] - max(over, 0))
     numeric = [
         i > 1 and all(r[i][:1].isdigit() or r[i] in ("-", "nan") for r in cells)
         for i in range(len(widths))
