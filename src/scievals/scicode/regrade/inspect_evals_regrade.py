@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
+from scievals.regrade_logs import RegradeLogs
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split
 from scievals.scicode.extract import original_extract
@@ -37,7 +38,6 @@ from scievals.scicode.regrade.compare import (
     recorded_scores,
     rule_cause,
 )
-from scievals.scicode.regrade.eval_log import RegradeLogs
 from scievals.scicode.regrade.inspect_evals_log import SourceLog, SourceSample, source_extract
 from scievals.scicode.regrade.official_folder import Recorded
 from scievals.scicode.regrade.run import RunJob, regrade_run
