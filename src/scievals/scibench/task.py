@@ -194,7 +194,7 @@ def scibench(
         shots: few-shot examples (default 3 on main, 5 on old: the code of each era).
         subset: textbook, multimodal, exam or solutions (error analysis only).
         scorer: faithful (the official rules), robust (ours) or both, side by side; or
-            opencompass (its extraction and exact string match).
+            opencompass (its extraction and exact string match); or all three.
         data_dir: local copy of the data (else SCIEVALS_SCIBENCH_DIR, else download).
         sandbox: sandbox for model code in the tool settings (default "scievals").
         timeout: seconds per program run in the tool settings.
