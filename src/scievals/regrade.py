@@ -15,15 +15,10 @@ from scievals.regrade_out import OUT_FILE, VERIFY_FILE
 
 
 def _run(ns: argparse.Namespace) -> int:
-    from scievals.inputs import InputError
     from scievals.scibench import is_opencompass_output, regrade_opencompass
     from scievals.scicode import regrade_scicode
 
     if not ns.verify and is_opencompass_output(Path(ns.source)):
-        if ns.log_dir or ns.resume:
-            raise InputError(
-                "--log-dir and --resume are for SciCode re-grades' logs: not of SciBench sources"
-            )
         return regrade_opencompass(ns)
     return regrade_scicode(ns)
 
@@ -66,14 +61,14 @@ def register(groups: dict) -> None:
     parser.add_argument(
         "--log-dir",
         default=None,
-        help="SciCode sources: write a scievals log of each re-graded run here, for `scievals "
+        help="write a scievals log of each re-graded run here (every source), for `scievals "
         "report` and `inspect view` (default: DIR/logs with --out DIR, else none)",
     )
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="SciCode sources: grade only the runs whose log is not written yet (an "
-        "interrupted re-grade), the rest read back from their logs",
+        help="grade only the runs whose log is not written yet (an interrupted re-grade, of "
+        "any source), the rest read back from their logs",
     )
     scicode = parser.add_argument_group("SciCode sources")
     scicode.add_argument(

@@ -93,6 +93,7 @@ def test_few_shot_prompts_are_its_files_then_problem_6(variant, cot):
     [
         ({"setting": "opencompass_fs", "subset": "solutions"}, "text problems only"),
         ({"setting": "python", "scorer": "opencompass"}, "reads a text reply"),
+        ({"setting": "python", "scorer": "all"}, "reads a text reply"),
     ],
 )
 def test_refused_where_it_has_no_meaning(params, message):

@@ -41,7 +41,7 @@ from scievals.scibench import is_opencompass_output, opencompass
 from scievals.scibench.dataset import Record, Source
 from scievals.scibench.grade import GRADE_SCORERS, grade_file
 from scievals.scibench.regrade.bounded import MAX_BYTES, Unreadable, parse
-from scievals.scibench.regrade.grading import Library, choose_version, grade_run
+from scievals.scibench.regrade.grading import Library, choose, choose_version, grade
 from scievals.scibench.regrade.layout import VARIANTS, load, read_source
 from scievals.scibench.regrade.mapping import map_dataset
 from scievals.scibench.units import official_unit
@@ -244,7 +244,7 @@ def test_verdicts_equal_grade_scibench(tmp_path):
         load(run)
         books, mapping = choose_version(run, "auto", library)
         assert books.data.version == "main"
-        graded = grade_run(run, books, mapping, lambda _: None)
+        graded = grade(choose(run, books, mapping, lambda _: None), books)
         jsonl = tmp_path / f"replies-{n}.jsonl"
         jsonl.write_text(
             "".join(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,14 @@ from inspect_ai.log import read_eval_log
 
 from scievals.cli import main
 from scievals.inputs import InputError
+from scievals.regrade_logs import RegradeLogs, now
 from scievals.report.load import load_runs
-from scievals.scicode.regrade.eval_log import UNANSWERED, RegradeLogs, now
+from scievals.scicode.regrade.eval_log import TASK, UNANSWERED, run_log
 from scievals.scicode.regrade.official_folder import read_source
 from scievals.scicode.regrade.protocol_check import check_protocol
 from scievals.scicode.regrade.run import grading_config
 from scievals.scicode.regrade.scievals_log import SCORER, read_log
+from scievals.scicode.scorer import scicode_scorer
 from scievals.scicode.solver import STORE_KEY
 from scievals.scicode.task import scicode
 from scievals.scicode.verdict import StepVerdict
@@ -46,7 +49,7 @@ DIFFERING = {"step": "19.1", "source": True, "scievals": False, "cause": None, "
 def _written(folder: Path, overwrite: bool = False) -> Path:
     """A dev log of one run: 1.1 passed, 19.1 failed, 19.2 unanswered; the rest unanswered."""
     config = grading_config("dev", None, None, "scievals")
-    logs = RegradeLogs(folder, config, SOURCE, overwrite)
+    logs = RegradeLogs(folder, TASK, SOURCE, [scicode_scorer(config.record())], overwrite)
     logs.claim([RUN])
     comparison = {"run": RUN, "model": MODEL, "source": RECORDED, "differing_steps": [DIFFERING]}
     verdicts = {
@@ -54,7 +57,8 @@ def _written(folder: Path, overwrite: bool = False) -> Path:
         "19.1": StepVerdict("19.1", False, "assertion", "test 1 failed", runtime="2024"),
     }
     completions = {"1.1": gold("1.1"), "19.1": wrong("19.1")}
-    return logs.keep(0, comparison, completions, verdicts, now())
+    log = partial(run_log, config, SOURCE, comparison, completions, verdicts, now())
+    return logs.keep(0, comparison, log)
 
 
 def test_the_log_is_the_tasks_with_the_scorers_scores(tmp_path):
@@ -207,10 +211,11 @@ def _logged_before(tmp_path: Path, completions: dict[str, str] | None = None, ti
     answers = {sid: a.code for sid, a in answers_of(folder).items()}
     config = grading_config("dev", None, timeout, "scievals")
     about = {"source": str(source.path), "layout": source.layout}
-    logs = RegradeLogs(tmp_path / "logs", config, about)
+    logs = RegradeLogs(tmp_path / "logs", TASK, about, [scicode_scorer(config.record())])
     claimed = {"1.1": StepVerdict("1.1", False, "assertion", "claimed by the log")}
     comparison = {"run": RUN, "model": MODEL, "source": None}
-    logs.keep(0, comparison, completions or answers, claimed, now())
+    log = partial(run_log, config, about, comparison, completions or answers, claimed, now())
+    logs.keep(0, comparison, log)
     return results
 
 

@@ -31,7 +31,7 @@ Setting = Literal[
     "opencompass_fs_cot",
 ]
 Subset = Literal["textbook", "multimodal", "exam", "solutions"]
-ScorerChoice = Literal["faithful", "robust", "both", "opencompass"]
+ScorerChoice = Literal["faithful", "robust", "both", "opencompass", "all"]
 
 SETTINGS: tuple[Setting, ...] = get_args(Setting)
 TOOL_SETTINGS: tuple[Setting, ...] = ("python", "wolfram")
@@ -114,10 +114,10 @@ class SciBenchConfig:
         if chosen_setting in OPENCOMPASS_SETTINGS and chosen_subset != "textbook":
             raise InputError(f"setting {setting!r} has the text problems only (subset=textbook)")
         chosen_scorer = cast(ScorerChoice, one_of("scorer", scorer, get_args(ScorerChoice)))
-        if chosen_scorer == "opencompass" and chosen_setting in TOOL_SETTINGS:
+        if chosen_scorer in ("opencompass", "all") and chosen_setting in TOOL_SETTINGS:
             raise InputError(
-                f"scorer 'opencompass' reads a text reply; setting {setting!r} is scored on its "
-                "program's output (use faithful, robust or both)"
+                f"scorer {chosen_scorer!r} has OpenCompass's, which reads a text reply; setting "
+                f"{setting!r} is scored on its program's output (use faithful, robust or both)"
             )
         if shots is not None and not (_number(shots, int) and shots >= 0):
             raise InputError(f"shots must be 0 or more (a whole number), not {shots!r}")

@@ -104,12 +104,15 @@ def opencompass() -> Scorer:
 
 
 def scorers(config: SciBenchConfig) -> list[Scorer]:
-    """The scorers of ``scorer=faithful|robust|both|opencompass``, in that order."""
+    """The scorers of ``scorer=faithful|robust|both|opencompass|all`` (all three, as ``scievals
+    regrade`` grades OpenCompass's replies), in that order."""
     if config.scorer == "opencompass":
         return [opencompass()]
     chosen = []
-    if config.scorer in ("faithful", "both"):
+    if config.scorer in ("faithful", "both", "all"):
         chosen.append(faithful())
-    if config.scorer in ("robust", "both"):
+    if config.scorer in ("robust", "both", "all"):
         chosen.append(robust(use_errata=config.errata, abs_tol=config.abs_tol))
+    if config.scorer == "all":
+        chosen.append(opencompass())
     return chosen

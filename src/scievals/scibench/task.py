@@ -193,7 +193,7 @@ def scibench(
             opencompass_fs_cot (OpenCompass's prompts).
         shots: few-shot examples (default 3 on main, 5 on old: the code of each era).
         subset: textbook, multimodal, exam or solutions (error analysis only).
-        scorer: faithful (official), robust (ours), both side by side, or opencompass (its rule).
+        scorer: faithful (official), robust (ours), both side by side, opencompass (its rule), all.
         data_dir: local copy of the data (else SCIEVALS_SCIBENCH_DIR, else download).
         sandbox: sandbox for model code in the tool settings (default "scievals").
         timeout: seconds per program run in the tool settings.

@@ -4,7 +4,7 @@ the ``opencompass``, ``faithful`` and ``robust`` scorers, and compared with its 
 One job per module: ``bounded`` reads one untrusted JSON file within bounds, ``layout`` the
 OpenCompass folder and its files, ``mapping`` finds the problem each prediction answers,
 ``grading`` grades through ``scievals grade scibench``'s code, ``compare`` sets the source's
-scores against the official rule's; ``cli`` is what the command runs. ``is_opencompass_output``
-(cheap, bounded) tells the command that SOURCE is OpenCompass output, ``regrade_opencompass``
-grades it; both are on SciBench's face.
+scores against the official rule's, ``eval_log`` writes each run as the task's log; ``cli`` is
+what the command runs. ``is_opencompass_output`` (cheap, bounded) tells the command that SOURCE
+is OpenCompass output, ``regrade_opencompass`` grades it; both are on SciBench's face.
 """

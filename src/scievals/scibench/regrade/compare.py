@@ -14,6 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scievals.regrade_out import Row as TableRow
 from scievals.regrade_out import columns, difference_table
 from scievals.scibench.faithful import official_extract
 from scievals.scibench.metrics import Row, summary
@@ -162,11 +163,18 @@ def compare(graded: Graded) -> dict[str, Any]:
                 "book": i.record.book,
                 "index": i.record.index,
                 "source": dict(zip(("correct", "from"), source_verdict(i), strict=True)),
-                **{s: i.verdicts[s] for s in ("opencompass", "faithful", "robust")},
+                **{s: _as_logged(i.verdicts[s]) for s in ("opencompass", "faithful", "robust")},
             }
             for i in graded.items
         ],
     }
+
+
+def _as_logged(verdict: Mapping[str, Any]) -> dict[str, Any]:
+    """A verdict with its parsed answer as text, as the run's log keeps it (``Score.answer``):
+    a resumed re-grade, which reads the verdicts back from the log, writes the same file."""
+    parsed = verdict["parsed"]
+    return {**verdict, "parsed": None if parsed is None else str(parsed)}
 
 
 def _score(items: Sequence[Item], scorer: str) -> dict[str, Any]:
@@ -290,19 +298,29 @@ def table(comparisons: Sequence[dict[str, Any]]) -> str:
         lines += [f"  {line}" for line in books]
         if not differ:
             continue
-        lines += difference_table(
-            ("problem", "source", "official"),
-            (
-                (
-                    f"{r['book']} {r['index']}",
-                    _word(r["source"]) + (" (rule)" if r["source_from"] == "rule" else ""),
-                    _word(r["official"]),
-                    r,
-                )
-                for r in differ
-            ),
-        )
+        lines += difference_table(("problem", "source", "official"), difference_rows(c))
     return "\n".join(lines)
+
+
+def difference_rows(comparison: Mapping[str, Any]) -> list[TableRow]:
+    """The problems that the source and the official rule judge differently, as the table and
+    the run's log name them."""
+    return [
+        (
+            f"{r['book']} {r['index']}",
+            _word(r["source"]) + (" (rule)" if r["source_from"] == "rule" else ""),
+            _word(r["official"]),
+            r,
+        )
+        for r in comparison["differing_problems"]
+    ]
+
+
+def source_scores(comparison: Mapping[str, Any]) -> dict[str, float | None]:
+    """The score OpenCompass recorded (percent, its results files) for each metric of a scievals
+    SciBench log: its own rule's; it records nothing of the official rule or of ``robust``."""
+    theirs = comparison["source"] or {}
+    return {"faithful": None, "robust": None, "opencompass": theirs.get("percentage")}
 
 
 def _recorded_count(theirs: Mapping[str, Any], books: int) -> str:

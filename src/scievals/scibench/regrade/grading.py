@@ -16,6 +16,9 @@ from scievals.scibench.grade import GRADE_SCORERS, grade_lines
 from scievals.scibench.regrade.layout import Run
 from scievals.scibench.regrade.mapping import Mapped, map_dataset
 
+Verdicts = dict[str, dict[str, Any]]
+"""Scorer -> the line ``scievals grade scibench --scorer`` writes for one reply."""
+
 
 @dataclass(frozen=True)
 class Item:
@@ -27,8 +30,7 @@ class Item:
     response: str
     recorded: tuple[str, bool] | None
     """What OpenCompass's results file says of it: (what it extracted, its verdict)."""
-    verdicts: dict[str, dict[str, Any]]
-    """Scorer -> the line ``scievals grade scibench --scorer`` writes for this reply."""
+    verdicts: Verdicts
 
 
 @dataclass
@@ -106,45 +108,72 @@ def choose_version(
     return best[1], best[2]
 
 
-def grade_run(
+@dataclass
+class Chosen:
+    """A run's replies to grade, one per problem, in order (``lines``: book, index, reply), what
+    its results file says of each (``kept``), and its ``Graded`` with why each other prediction
+    is not graded."""
+
+    graded: Graded
+    lines: list[JsonLine] = field(default_factory=list)
+    kept: list[tuple[str, Mapped, tuple[str, bool] | None]] = field(default_factory=list)
+
+    def replies(self) -> dict[tuple[str, int], str]:
+        """(book, index) -> the reply graded for it."""
+        return {(line.values[0], line.values[1]): line.values[2] for line in self.lines}
+
+
+def choose(
     run: Run, books: Books, mapping: dict[str, list[Mapped]], say: Callable[[str], None]
-) -> Graded:
-    """Every reply of ``run`` that answers a problem, graded by each of ``GRADE_SCORERS``."""
-    graded = Graded(run, books.data.version)
-    lines: list[JsonLine] = []
-    kept: list[tuple[str, Mapped, tuple[str, bool] | None]] = []
+) -> Chosen:
+    """Every reply of ``run`` that answers a problem (the first, where two answer one)."""
+    chosen = Chosen(Graded(run, books.data.version))
+    not_graded = chosen.graded.not_graded
     seen: dict[tuple[str, int], str] = {}
     for dataset in run.datasets:
         recorded = dataset.recorded.verdicts if dataset.recorded else None
         mapped = mapping[dataset.abbr]
         if mapped and all(m.index is None for m in mapped):
-            graded.not_graded.append(
+            not_graded.append(
                 f"{dataset.abbr}: none of its {len(mapped)} predictions answers a {dataset.book} "
                 f"problem (the first: {mapped[0].how}): a file of another dataset? not graded"
             )
             continue
-        lines_before = len(graded.not_graded)
+        lines_before = len(not_graded)
         for m in mapped:
             where = f"{dataset.abbr} #{m.prediction.position}"
             key = None if m.index is None else (dataset.book, m.index)
             if m.prediction.response is None:
-                graded.not_graded.append(f"{where}: {m.prediction.why}: not graded")
+                not_graded.append(f"{where}: {m.prediction.why}: not graded")
             elif key is None:
-                graded.not_graded.append(f"{where}: answers no problem ({m.how}): not graded")
+                not_graded.append(f"{where}: answers no problem ({m.how}): not graded")
             elif key in seen:
-                graded.not_graded.append(
+                not_graded.append(
                     f"{where}: answers {dataset.book} {m.index}, as {seen[key]} does: graded once"
                 )
             else:
                 seen[key] = where
                 file = Path(dataset.files[0]) if dataset.files else Path(dataset.abbr)
-                lines.append(JsonLine(file, m.prediction.position, (*key, m.prediction.response)))
-                kept.append((dataset.abbr, m, (recorded or {}).get(m.prediction.position)))
-        _bound(graded.not_graded, lines_before, dataset.abbr)
-    for line in graded.not_graded:
+                line = JsonLine(file, m.prediction.position, (*key, m.prediction.response))
+                chosen.lines.append(line)
+                chosen.kept.append((dataset.abbr, m, (recorded or {}).get(m.prediction.position)))
+        _bound(not_graded, lines_before, dataset.abbr)
+    for line in not_graded:
         say(f"{run.label}: {line}")
-    verdicts = {s: list(grade_lines(lines, books.data, s)) for s in GRADE_SCORERS}
-    for n, (abbr, m, recorded) in enumerate(kept):
+    return chosen
+
+
+def grade(
+    chosen: Chosen, books: Books, logged: dict[tuple[str, int], Verdicts] | None = None
+) -> Graded:
+    """The chosen replies graded by each of ``GRADE_SCORERS``, or their verdicts as the run's log
+    holds them (``logged``, by book and index: a resumed re-grade)."""
+    graded, lines = chosen.graded, chosen.lines
+    if logged is None:
+        verdicts = {s: list(grade_lines(lines, books.data, s)) for s in GRADE_SCORERS}
+    else:
+        verdicts = {s: [logged[line.values[:2]][s] for line in lines] for s in GRADE_SCORERS}
+    for n, (abbr, m, recorded) in enumerate(chosen.kept):
         assert m.index is not None and m.prediction.response is not None
         record = books(lines[n].values[0])[m.index]
         graded.items.append(

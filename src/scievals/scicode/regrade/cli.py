@@ -14,15 +14,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
+    from scievals.regrade_logs import RegradeLogs
     from scievals.scicode.config import SciCodeConfig
-    from scievals.scicode.regrade.eval_log import RegradeLogs
     from scievals.scicode.regrade.run import RunJob
 
 from scievals.paths import write_whole
 from scievals.regrade_out import OUT_FILE, VERIFY_FILE, out_file, stamp
-
-LOGS = "logs"
-"""The folder of ``--out`` that gets each run's log when ``--log-dir`` is not given."""
 
 
 def regrade_scicode(ns: argparse.Namespace) -> int:
@@ -43,17 +40,19 @@ def regrade_scicode(ns: argparse.Namespace) -> int:
                 "harnesses"
             )
         return _verify(ns)
-    if ns.resume and ns.overwrite:
-        raise InputError("--resume keeps the runs logged, --overwrite replaces them: choose one")
-    if ns.resume and not (ns.log_dir or ns.out):
-        raise InputError("--resume reads the runs' logs: name them with --log-dir or --out")
+    from scievals.regrade_logs import log_folder, open_logs
+    from scievals.scicode.regrade.eval_log import TASK
     from scievals.scicode.regrade.inspect_evals_log import is_inspect_log
+    from scievals.scicode.scorer import scicode_scorer
 
+    folder = log_folder(ns)
     say = partial(print, "scievals regrade:", file=sys.stderr)
     target = out_file(ns.out, ns.overwrite or ns.resume, OUT_FILE)
     read = _inspect_evals_log if is_inspect_log(Path(ns.source)) else _official_folder
     source = read(ns, say)
-    return _compared(say, target, source, _logs(ns, source.config, source.about, source.runs))
+    scorers = [scicode_scorer(source.config.record())]
+    logs = open_logs(folder, ns, TASK, source.about, scorers, source.runs)
+    return _compared(say, target, source, logs)
 
 
 @dataclass(frozen=True)
@@ -89,21 +88,6 @@ def _official_folder(ns: argparse.Namespace, say: Callable[[str], None]) -> _Rea
     )
 
 
-def _logs(
-    ns: argparse.Namespace, config: SciCodeConfig, about: dict[str, Any], runs: Sequence[str]
-) -> RegradeLogs | None:
-    """Where each run's log goes: ``--log-dir``, else ``--out``'s ``logs/``, else nowhere;
-    checked before any grading."""
-    from scievals.scicode.regrade.eval_log import RegradeLogs
-
-    folder = ns.log_dir or (Path(ns.out) / LOGS if ns.out else None)
-    if folder is None:
-        return None
-    logs = RegradeLogs(Path(folder), config, about, ns.overwrite, ns.resume)
-    logs.claim(runs)
-    return logs
-
-
 def _compared(
     say: Callable[[str], None], target: Path | None, source: _Read, logs: RegradeLogs | None
 ) -> int:
@@ -134,12 +118,8 @@ def _compared(
         }
         write_whole(target, to_json(comparisons, about))
         say(f"wrote {target}")
-    if logs is not None and (logs.written or logs.resumed):
-        kept = f", kept {len(logs.resumed)} written before" if logs.resumed else ""
-        say(
-            f"wrote {len(logs.written)} logs{kept} in {logs.folder} (`scievals report "
-            f"{logs.folder}`, `inspect view --log-dir {logs.folder}`)"
-        )
+    if logs is not None and (written := logs.summary()) is not None:
+        say(written)
     return 0
 
 

@@ -17,12 +17,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from scievals.regrade_logs import RegradeLogs, now
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem, Split, Step, load_problems
 from scievals.scicode.grade import grade, infer_split, summary, verdict_line
 from scievals.scicode.grading.schedule import StepCache
 from scievals.scicode.regrade.compare import Graded, compare
-from scievals.scicode.regrade.eval_log import RegradeLogs, now
+from scievals.scicode.regrade.eval_log import logged_verdicts, run_log
 from scievals.scicode.regrade.official_folder import (
     Answer,
     Run,
@@ -121,11 +122,14 @@ async def _regrade_run(
     say: Callable[[str], None] | None,
 ) -> dict[str, Any]:
     started = now()
-    logged = logs.logged(job.index, job.label, job.completions) if logs is not None else None
+    logged = None
+    if logs is not None:
+        logged = logs.logged(job.index, job.label, logged_verdicts(job.completions))
     verdicts, totals, kept = await grade_run(job.completions, config, cache, logged)
     comparison = job.compared(verdicts, totals)
     if logs is not None:
-        logs.keep(job.index, comparison, job.completions, kept, started, logged is not None)
+        written = partial(run_log, config, logs.source, comparison, job.completions, kept, started)
+        logs.keep(job.index, comparison, written if logged is None else None)
     if say is not None:
         done = "logged before: not graded again" if logged is not None else "graded"
         say(f"{job.label}: {len(verdicts)} steps {done}")
