@@ -128,7 +128,7 @@ async def grade(
     decided: Mapping[str, dict[str, Any]] | None = None,
     on_verdict: Callable[[dict[str, Any]], None] | None = None,
     cache: StepCache | None = None,
-    kept: dict[str, StepVerdict] | None = None,
+    on_whole: Callable[[StepVerdict], None] | None = None,
     **params: Any,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Verdicts for every step in ``completions`` and the split's summary, under ``config`` or
@@ -172,8 +172,8 @@ async def grade(
             cache,
             config.all_runtimes,
         )
-        if kept is not None:
-            kept[whole.step] = whole
+        if on_whole is not None:
+            on_whole(whole)
         verdict = verdict_line(whole)
         if on_verdict is not None:
             on_verdict(verdict)

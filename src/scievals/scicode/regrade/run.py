@@ -11,7 +11,7 @@ targets (official h5 for test steps, regenerated for dev steps).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -32,6 +32,7 @@ from scievals.scicode.regrade.official_folder import (
     relative,
     step_answers,
 )
+from scievals.scicode.regrade.partial_run import PartialRun
 from scievals.scicode.verdict import StepVerdict
 
 EXTRACTION = "original"
@@ -122,39 +123,74 @@ async def _regrade_run(
     say: Callable[[str], None] | None,
 ) -> dict[str, Any]:
     started = now()
-    logged = None
+    logged = partial_run = None
     if logs is not None:
         logged = logs.logged(job.index, job.label, logged_verdicts(job.completions))
-    verdicts, totals, kept = await grade_run(job.completions, config, cache, logged)
+        log_path = logs.path(job.index, job.label)
+        partial_run = PartialRun(log_path, job.label, job.completions, config)
+    if logged is not None:
+        verdicts, totals, kept = graded_before(logged, config)
+    else:
+        verdicts, totals, kept = await grade_run(
+            job.completions, config, cache, partial_run, logs is not None and logs.resume, say
+        )
     comparison = job.compared(verdicts, totals)
     if logs is not None:
         written = partial(run_log, config, logs.source, comparison, job.completions, kept, started)
         logs.keep(job.index, comparison, written if logged is None else None)
+        if partial_run is not None:
+            partial_run.close(done=True)
     if say is not None:
         done = "logged before: not graded again" if logged is not None else "graded"
         say(f"{job.label}: {len(verdicts)} steps {done}")
     return comparison
 
 
+RunGrades = tuple[list[dict[str, Any]], dict[str, Any], dict[str, StepVerdict]]
+"""A run's verdicts (as ``grade`` gives them), its summary and its whole verdicts."""
+
+
+def graded_before(verdicts: Mapping[str, StepVerdict], config: SciCodeConfig) -> RunGrades:
+    """A run's verdicts read back from its log (a resumed re-grade), as ``grade`` gives them."""
+    problems = config.problems()
+    by_step = {sid: verdict_line(v) for sid, v in verdicts.items()}
+    ordered = [by_step[s.step_id] for p in problems for s in p.scored_steps if s.step_id in by_step]
+    return ordered, summary(problems, by_step), dict(verdicts)
+
+
 async def grade_run(
     completions: dict[str, str],
     config: SciCodeConfig,
     cache: StepCache,
-    logged: dict[str, StepVerdict] | None,
-) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, StepVerdict]]:
-    """A run's verdicts (as ``grade`` gives them), its summary and its whole verdicts: graded
-    through ``cache``, or those its log holds (``logged``: a resumed re-grade)."""
-    problems = config.problems()
-    if logged is not None:
-        by_step = {sid: verdict_line(v) for sid, v in logged.items()}
-        ordered = [
-            by_step[s.step_id] for p in problems for s in p.scored_steps if s.step_id in by_step
-        ]
-        return ordered, summary(problems, by_step), dict(logged)
-    kept: dict[str, StepVerdict] = {}
+    partial_run: PartialRun | None = None,
+    resume: bool = False,
+    say: Callable[[str], None] | None = None,
+) -> RunGrades:
+    """A run graded through ``cache``; each whole verdict goes to ``partial_run`` as it is
+    decided, and with ``resume`` the verdicts an interrupted re-grade of the same run kept
+    there are not graded again."""
+    kept = partial_run.read() if partial_run is not None and resume else {}
+    kept = {sid: v for sid, v in kept.items() if sid in completions}
+    if kept and say is not None:
+        say(f"resuming: {len(kept)} verdicts kept from an interrupted re-grade")
     if not completions:
-        return [], summary(problems, {}), kept
-    verdicts, totals = await grade(completions, config, cache=cache, kept=kept)
+        return [], summary(config.problems(), {}), kept
+    decided = {sid: verdict_line(v) for sid, v in kept.items()}
+
+    def graded(whole: StepVerdict) -> None:
+        kept[whole.step] = whole
+        if partial_run is not None:
+            partial_run.add(whole)
+
+    if partial_run is not None:
+        partial_run.start(kept)
+    try:
+        verdicts, totals = await grade(
+            completions, config, decided=decided, cache=cache, on_whole=graded
+        )
+    finally:
+        if partial_run is not None:
+            partial_run.close(done=False)
     return verdicts, totals, kept
 
 
