@@ -9,6 +9,12 @@ the problem id is the chat's first user message, and ``k - 1`` replies precede t
 The task needs the official ``test_data.h5`` (1 GB) only to score; it is generated with
 ``--no-score`` here, so a stand-in file takes the download's place (each sample's sandbox gets a
 copy), and the sandbox is the local one (no Docker daemon): nothing runs in it.
+
+The task is the package's own task object (``scicode(include_dev_set=True)``), not looked up by
+name: the log records the same task, arguments and version either way, and with the tests'
+stand-in for ``inspect-evals-utils`` (0.28.0) the package's registry module, which imports every
+eval, cannot load (other evals build that package's prompts at import: Inspect warns in one
+line), while ``inspect_evals.scicode`` imports and runs.
 """
 
 import json
@@ -18,6 +24,7 @@ from pathlib import Path
 import inspect_evals.scicode.dataset as dataset
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelAPI, ModelOutput, modelapi
+from inspect_evals.scicode import scicode
 
 REPLIES: dict[str, str] = json.loads(Path(sys.argv[1]).read_text(encoding="utf-8"))
 
@@ -40,8 +47,7 @@ def scripted() -> type[ModelAPI]:
 
 dataset.maybe_download_test_data = stand_in_test_data
 [log] = inspect_eval(
-    "inspect_evals/scicode",
-    task_args={"include_dev_set": True},
+    scicode(include_dev_set=True),
     model="scripted/model",
     sample_id=sys.argv[3].split(","),
     sandbox="local",

@@ -8,17 +8,31 @@ source records are then written into the log with Inspect's ``write_eval_log``: 
 package's scorer records for these replies in its image (every step its extraction makes pass,
 but 70.6, whose tests it holds with their ``scicode.compare.cmp`` import). The fast tests read
 logs built here by Inspect, and bad ones.
+
+inspect-evals 0.28.0 requires ``inspect-evals-utils==0.2.0``, its utilities split off into a
+package of their own. When the registry serves it, the real one is installed; when it does not
+(the one these tests reach does not), the environment gets 0.28.0 without its dependencies, its
+other declared requirements (this Inspect pinned), and ``inspect_evals_utils_stand_in/``: our own
+stand-in for that package, giving what the ``scicode`` path needs (its cache folder, loading a
+local JSONL file through Inspect's ``json_dataset``) and, for every other name inspect_evals
+imports, an object that raises ``NotImplementedError`` when called. The log is still written by
+0.28.0's own task, solver and prompts and by Inspect's log writer; only the split-off utility
+package is stood in (scoring, which would use its code-block helpers, is not run here either).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
+from email.parser import Parser
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -31,6 +45,8 @@ from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 from inspect_ai.scorer import Score
 from inspect_ai.solver import Generate, TaskState, solver
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from scievals.cli import main
 from scievals.paths import cache_dir
@@ -65,54 +81,109 @@ SOURCE_FAILS = {"70.6"}
 
 _UNINSTALLABLE: dict[str, str] = {}
 """Versions whose install failed in this session, with pip's line: tried once."""
+READY = "scievals-ready"
+STAND_IN = Path(__file__).with_name("inspect_evals_utils_stand_in")
+UTILS = "inspect-evals-utils"
+PYCACHE = shutil.ignore_patterns("__pycache__")
 
 
-def _python(inspect_evals: str) -> Path:
-    """The python of an environment with ``inspect-evals==<version>`` (and this Inspect),
-    built once in the cache; a skip when PyPI cannot be reached."""
+def _python(inspect_evals: str) -> tuple[Path, bool]:
+    """The python of an environment with ``inspect-evals==<version>`` (and this Inspect), built
+    once in the cache, and whether its ``inspect-evals-utils`` is the tests' stand-in (only when
+    the registry cannot serve the pinned one); a skip when neither can be installed."""
     home = cache_dir("inspect-evals")
-    venv = home / f"venv-{inspect_evals}"
-    ready = venv / "scievals-ready"
-    if ready.exists():
-        return venv / "bin" / "python"
+    real = home / f"venv-{inspect_evals}"
+    if (real / READY).exists():
+        return real / "bin" / "python", False
     if inspect_evals in _UNINSTALLABLE:
         pytest.skip(_UNINSTALLABLE[inspect_evals])
-    probe = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", f"inspect-evals=={inspect_evals}"]
+    unserved = _unserved(home, f"inspect-evals=={inspect_evals}")
+    if unserved is not None:
+        pytest.skip(f"inspect-evals {inspect_evals} not reachable on PyPI: {unserved}")
+    (wheel,) = (home / "wheels").glob(f"inspect_evals-{inspect_evals}-*.whl")
+    inspect_ai = f"inspect_ai=={version('inspect_ai')}"
+    requires = _requires(wheel)
+    utils = [r for r in requires if canonicalize_name(r.name) == UTILS]
+    if not utils or _unserved(home, str(utils[0])) is None:
+        installs = [[f"inspect-evals=={inspect_evals}", inspect_ai]]
+        return _built(real, inspect_evals, installs), False
+    stood_in = home / f"venv-{inspect_evals}-stand-in-{_digest(STAND_IN)}"
+    if not (stood_in / READY).exists():
+        others = [
+            inspect_ai if canonicalize_name(r.name) == "inspect-ai" else str(r)
+            for r in requires
+            if canonicalize_name(r.name) != UTILS
+        ]
+        with tempfile.TemporaryDirectory() as tmp:  # its build leaves the tests' tree clean
+            source = shutil.copytree(STAND_IN, Path(tmp) / STAND_IN.name, ignore=PYCACHE)
+            _built(stood_in, inspect_evals, [["--no-deps", str(wheel)], others, [str(source)]])
+        for stale in home.glob(f"venv-{inspect_evals}-stand-in-*"):
+            if stale != stood_in and stale.suffix != ".part":
+                shutil.rmtree(stale, ignore_errors=True)
+    return stood_in / "bin" / "python", True
+
+
+def _unserved(home: Path, requirement: str) -> str | None:
+    """pip's last words when the registry does not serve ``requirement``; else None, its wheel
+    (no dependencies) then in the cache."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", requirement]
         + ["-d", str(home / "wheels"), "-q"],
         capture_output=True,
         text=True,
     )
-    if probe.returncode != 0:
-        pytest.skip(f"inspect-evals {inspect_evals} not reachable on PyPI: {probe.stderr[-300:]}")
-    building = home / f"venv-{inspect_evals}.{os.getpid()}.part"
+    return None if done.returncode == 0 else done.stderr[-300:]
+
+
+def _requires(wheel: Path) -> list[Requirement]:
+    """The wheel's ``Requires-Dist`` but those of its extras."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = Parser().parsestr(archive.read(name).decode())
+    requires = [Requirement(line) for line in metadata.get_all("Requires-Dist") or []]
+    return [r for r in requires if r.marker is None or r.marker.evaluate({"extra": ""})]
+
+
+def _digest(folder: Path) -> str:
+    """A short digest of a folder's files, so that a changed stand-in builds a new environment."""
+    digest = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _built(venv: Path, inspect_evals: str, installs: list[list[str]]) -> Path:
+    """``venv`` made with each of ``installs`` pip-installed in turn; a skip when the registry
+    lacks a requirement."""
+    building = venv.with_name(f"{venv.name}.{os.getpid()}.part")
     shutil.rmtree(building, ignore_errors=True)
     subprocess.run([sys.executable, "-m", "venv", str(building)], check=True)
-    install = subprocess.run(
-        [str(building / "bin" / "python"), "-m", "pip", "install", "-q"]
-        + [f"inspect-evals=={inspect_evals}", f"inspect_ai=={version('inspect_ai')}"],
-        capture_output=True,
-        text=True,
-    )
-    if install.returncode != 0:
-        shutil.rmtree(building)
-        missing = [
-            line for line in install.stderr.splitlines() if "No matching distribution" in line
-        ]
-        if missing:  # 0.28.0 needs inspect-evals-utils==0.2.0, which PyPI does not serve here
-            why = f"inspect-evals {inspect_evals} cannot be installed from PyPI: {missing[0]}"
-            _UNINSTALLABLE[inspect_evals] = why
-            pytest.skip(why)
-        raise AssertionError(install.stderr[-2000:])
-    (building / "scievals-ready").write_text(inspect_evals)
+    for args in installs:
+        install = subprocess.run(
+            [str(building / "bin" / "python"), "-m", "pip", "install", "-q", *args],
+            capture_output=True,
+            text=True,
+        )
+        if install.returncode != 0:
+            shutil.rmtree(building)
+            missing = [
+                line for line in install.stderr.splitlines() if "No matching distribution" in line
+            ]
+            if missing:
+                why = f"inspect-evals {inspect_evals} cannot be installed from PyPI: {missing[0]}"
+                _UNINSTALLABLE[inspect_evals] = why
+                pytest.skip(why)
+            raise AssertionError(install.stderr[-2000:])
+    (building / READY).write_text(inspect_evals)
     shutil.rmtree(venv, ignore_errors=True)
     os.replace(building, venv)
     return venv / "bin" / "python"
 
 
-def _package_log(inspect_evals: str, tmp: Path) -> Path:
+def _package_log(inspect_evals: str, tmp: Path) -> tuple[Path, bool]:
     """The package's own log of REPLIES on PROBLEMS (unscored), in a fresh inspect_evals cache
-    holding the official problem files."""
+    holding the official problem files, and whether ``inspect-evals-utils`` was stood in."""
     data = tmp / "cache" / "scicode" / "data"
     data.mkdir(parents=True)
     for name in ("problems_all.jsonl", "problems_dev.jsonl"):
@@ -121,16 +192,16 @@ def _package_log(inspect_evals: str, tmp: Path) -> Path:
     replies.write_text(json.dumps(REPLIES), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["INSPECT_EVALS_CACHE_DIR"] = str(tmp / "cache")
+    python, stood_in = _python(inspect_evals)
     done = subprocess.run(
-        [str(_python(inspect_evals)), str(DRIVER), str(replies), str(tmp / "logs")]
-        + [",".join(PROBLEMS)],
+        [str(python), str(DRIVER), str(replies), str(tmp / "logs")] + [",".join(PROBLEMS)],
         capture_output=True,
         text=True,
         env=env,
         cwd=tmp,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return Path(done.stdout.strip().splitlines()[-1])
+    return Path(done.stdout.strip().splitlines()[-1]), stood_in
 
 
 def _with_scores(log: EvalLog, fails: set[str]) -> EvalLog:
@@ -145,9 +216,10 @@ def _with_scores(log: EvalLog, fails: set[str]) -> EvalLog:
 @pytest.fixture(scope="module", params=VERSIONS)
 def regraded(request, tmp_path_factory, dev_targets_file) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp(f"inspect-evals-{request.param}")
-    made = _package_log(request.param, tmp)
+    made, stood_in = _package_log(request.param, tmp)
     log = read_eval_log(str(made))
     assert log.eval.metadata["full_task_version"] == "3-A"
+    assert log.eval.packages["inspect_evals"] == request.param
     scored = tmp / "scored.eval"
     write_eval_log(_with_scores(log, SOURCE_FAILS), scored)
     out = tmp / "out"
@@ -155,7 +227,8 @@ def regraded(request, tmp_path_factory, dev_targets_file) -> dict[str, Any]:
     assert main(["regrade", str(scored), "--out", str(out)]) == 0
     seconds = time.perf_counter() - started
     (run,) = json.loads((out / "regrade.json").read_text())["runs"]
-    return {"version": request.param, "log": scored, "run": run, "seconds": seconds, "tmp": tmp}
+    label = request.param + (" (inspect-evals-utils stood in)" if stood_in else "")
+    return {"version": label, "log": scored, "run": run, "seconds": seconds, "tmp": tmp}
 
 
 def _verdict(line: dict[str, Any]) -> tuple[Any, ...]:
