@@ -6,5 +6,8 @@ OpenCompass folder and its files, ``mapping`` finds the problem each prediction 
 ``grading`` grades through ``scievals grade scibench``'s code, ``compare`` sets the source's
 scores against the official rule's; ``cli`` is what the command runs. ``is_opencompass_output``
 (cheap, bounded) tells the command that SOURCE is OpenCompass output, ``regrade_opencompass``
-grades it; both are on SciBench's face.
+grades it; both are on SciBench's face. ``--verify`` of a scievals SciBench log: ``own_log``
+reads it and builds its task again (``is_scibench_log`` tells the command it is one),
+``sample_check`` re-grades each sample, ``protocol_check`` sets its protocol against this
+install's, ``verify`` is what the command runs (``verify_scibench``, on the face).
 """
