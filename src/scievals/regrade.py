@@ -2,8 +2,9 @@
 official rule and set beside the scores that harness recorded.
 
 One command for every source; what SOURCE is, is told by its content, once, here: OpenCompass's
-SciBench output goes to ``scibench``, everything else (the official SciCode harness's folders,
-inspect_evals logs, and with ``--verify`` a scievals log) to ``scicode``, which tells those apart.
+SciBench output, and with ``--verify`` a scievals SciBench log (its header's task), go to
+``scibench``; everything else (the official SciCode harness's folders, inspect_evals logs, and
+with ``--verify`` a scievals SciCode log) to ``scicode``, which tells those apart.
 """
 
 from __future__ import annotations
@@ -15,9 +16,16 @@ from scievals.regrade_out import OUT_FILE, VERIFY_FILE
 
 
 def _run(ns: argparse.Namespace) -> int:
-    from scievals.scibench import is_opencompass_output, regrade_opencompass
+    from scievals.scibench import (
+        is_opencompass_output,
+        is_scibench_log,
+        regrade_opencompass,
+        verify_scibench,
+    )
     from scievals.scicode import regrade_scicode
 
+    if ns.verify and is_scibench_log(Path(ns.source)):
+        return verify_scibench(ns)
     if not ns.verify and is_opencompass_output(Path(ns.source)):
         return regrade_opencompass(ns)
     return regrade_scicode(ns)
@@ -36,9 +44,10 @@ def register(groups: dict) -> None:
         "output (outputs/<config>/[<timestamp>/], its predictions/, one model's folder or a "
         "scibench-<book>*.json file: every reply graded by the opencompass, faithful and robust "
         "scorers, compared with its results files). With --verify, SOURCE is a scievals SciCode "
-        "log: every sample is re-graded and compared verdict by verdict with what the log "
-        "records, its metrics recomputed and its protocol checked against this install's; each "
-        "difference is a line and the exit status is 1.",
+        "or SciBench log: every sample is re-graded and compared verdict by verdict with what "
+        "the log records (a SciBench log's Python programs run again), its metrics recomputed "
+        "and its protocol checked against this install's; each difference is a line and the "
+        "exit status is 1.",
     )
     parser.add_argument(
         "source",
@@ -48,7 +57,7 @@ def register(groups: dict) -> None:
     parser.add_argument(
         "--verify",
         action="store_true",
-        help="SOURCE is a scievals .eval log: re-grade it and list every difference",
+        help="SOURCE is a scievals SciCode or SciBench log: re-grade it and list every difference",
     )
     parser.add_argument(
         "--out", default=None, help=f"write {OUT_FILE} (with --verify: {VERIFY_FILE}) here"
@@ -92,6 +101,7 @@ def register(groups: dict) -> None:
         help="SciBench data of OpenCompass predictions (auto: the version they fit)",
     )
     scibench.add_argument(
-        "--data-dir", help="local SciBench copy (else SCIEVALS_SCIBENCH_DIR, else download)"
+        "--data-dir",
+        help="local SciBench copy, also for --verify (else SCIEVALS_SCIBENCH_DIR, else download)",
     )
     parser.set_defaults(func=_run)

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import json
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
+from inspect_ai.log import EvalLog, read_eval_log
+from verify_cli import differences, edited, sample_of, verify
 
-from scievals.cli import main
+from scievals import regrade_verify
 from scievals.scicode.data.dataset import find_step
-from scievals.scicode.regrade import scievals_log
 from scievals.scicode.solver import STORE_KEY, extract
 from scievals.scicode.task import scicode
 
@@ -43,36 +42,9 @@ def real_log(tmp_path_factory, dev_targets_file) -> Path:
     return Path(log.location)
 
 
-def _edited(real_log: Path, tmp_path: Path, edit: Callable[[EvalLog], None]) -> Path:
-    """A copy of the real log with ``edit`` applied, written by Inspect."""
-    log = read_eval_log(str(real_log))
-    edit(log)
-    out = tmp_path / "edited.eval"
-    write_eval_log(log, out)
-    return out
-
-
-def _sample(log: EvalLog, sample_id: str):
-    return next(s for s in log.samples or [] if str(s.id) == sample_id)
-
-
-def _verify(path: Path, capsys, *args: str) -> tuple[int, list[str], str]:
-    """Exit status, stdout's lines (the differences, then the summary) and stderr."""
-    code = main(["regrade", "--verify", str(path), *args])
-    captured = capsys.readouterr()
-    return code, captured.out.splitlines(), captured.err
-
-
-def _differences(path: Path, capsys) -> list[str]:
-    code, lines, err = _verify(path, capsys)
-    assert code == 1, lines + [err]
-    assert lines[-1].startswith(f"{path}: {len(lines) - 1} difference")
-    return lines[:-1]
-
-
 @pytest.mark.slow
 def test_an_untouched_log_verifies_clean(real_log, tmp_path, capsys):
-    code, lines, err = _verify(real_log, capsys, "--out", str(tmp_path / "out"))
+    code, lines, err = verify(real_log, capsys, "--out", str(tmp_path / "out"))
     assert code == 0, lines + [err]
     assert lines == [
         f"{real_log} {CLEAN}; every verdict, metric and protocol field is what the log records"
@@ -90,9 +62,9 @@ def test_an_untouched_log_verifies_clean(real_log, tmp_path, capsys):
 @pytest.mark.slow
 def test_a_flipped_score(real_log, tmp_path, capsys):
     def flip(log: EvalLog) -> None:
-        _sample(log, "1").scores["scicode_scorer"].value = {"1.1": 0.0}
+        sample_of(log, "1").scores["scicode_scorer"].value = {"1.1": 0.0}
 
-    assert _differences(_edited(real_log, tmp_path, flip), capsys) == [
+    assert differences(edited(real_log, tmp_path, flip), capsys) == [
         "sample 1 step 1.1: re-graded pass; the log's score says fail"
     ]
 
@@ -102,10 +74,10 @@ def test_a_completion_changed_by_hand(real_log, tmp_path, capsys):
     """The completion is what is graded: its stored code, left alone, no longer matches it."""
 
     def change(log: EvalLog) -> None:
-        kept = _sample(log, "19").store[STORE_KEY]
+        kept = sample_of(log, "19").store[STORE_KEY]
         kept["completions"]["19.2"] = "```python\ndef nothing():\n    return None\n```"
 
-    lines = _differences(_edited(real_log, tmp_path, change), capsys)
+    lines = differences(edited(real_log, tmp_path, change), capsys)
     assert lines[:2] == [
         "sample 19: step 19.2: its stored code is not what its completion extracts to "
         "(extraction=inspect): graded from the completion",
@@ -136,7 +108,7 @@ def test_the_data_version_altered(real_log, tmp_path, capsys):
         protocol = log.eval.metadata["protocol"]
         protocol["data_version"] = protocol["data_version"].replace("69a8cfc", "1234567")
 
-    assert _differences(_edited(real_log, tmp_path, alter), capsys) == [
+    assert differences(edited(real_log, tmp_path, alter), capsys) == [
         "protocol data_version: the log records 'scicode-1234567; targets: dev regenerated from "
         "gold code', this install 'scicode-69a8cfc; targets: dev regenerated from gold code'"
     ]
@@ -147,7 +119,7 @@ def test_a_sample_removed(real_log, tmp_path, capsys):
     def remove(log: EvalLog) -> None:
         log.samples = [s for s in log.samples or [] if str(s.id) != "3"]
 
-    assert _differences(_edited(real_log, tmp_path, remove), capsys) == [
+    assert differences(edited(real_log, tmp_path, remove), capsys) == [
         "sample 3: missing from the log (the eval ran it)",
         "metric total_main_problems_solved: the log reports 3, re-graded 2",
         "metric total_subproblems_solved: the log reports 4, re-graded 3",
@@ -161,7 +133,7 @@ def test_runtime_versions_and_extraction_edited(real_log, tmp_path, capsys):
         for scorer in log.eval.scorers:
             scorer.options["config"]["extraction"] = "original"
 
-    lines = _differences(_edited(real_log, tmp_path, edit), capsys)
+    lines = differences(edited(real_log, tmp_path, edit), capsys)
     assert "runtime_versions.2024.numpy: the log records '2.0.0', this install '1.26.4'" in lines
     assert (
         "scorer config.extraction: the metrics of scicode_scorer were computed under 'inspect', "
@@ -189,20 +161,20 @@ def test_a_hostile_sandbox_attack_fails_its_step(real_log, tmp_path, capsys):
         "def cg(A, b, x, tol):\n    return x\n```"
     )
     gold_then_exit = (
-        _sample(read_eval_log(str(real_log)), "3")
+        sample_of(read_eval_log(str(real_log)), "3")
         .store[STORE_KEY]["completions"]["3.1"]
         .replace("```\n", "import sys\nsys.exit(0)\n```\n")
     )
 
     def attack(log: EvalLog) -> None:
         for sample_id, step, completion in (("1", "1.1", writes), ("3", "3.1", gold_then_exit)):
-            kept = _sample(log, sample_id).store[STORE_KEY]
+            kept = sample_of(log, sample_id).store[STORE_KEY]
             kept["completions"][step] = completion
             kept["codes"][step] = extract(
                 completion, find_step(step, "dev")[1].function_header, "inspect"
             )
 
-    lines = _differences(_edited(real_log, tmp_path, attack), capsys)
+    lines = differences(edited(real_log, tmp_path, attack), capsys)
     steps = [line for line in lines if not line.startswith("metric ")]
     assert [line.split(": re-graded")[0] for line in steps] == [
         "sample 1 step 1.1",
@@ -216,13 +188,13 @@ def test_a_hostile_sandbox_attack_fails_its_step(real_log, tmp_path, capsys):
 def test_foreign_and_malformed_samples_fail_alone(real_log, tmp_path, capsys):
     def splice(log: EvalLog) -> None:
         samples = log.samples or []
-        foreign = _sample(log, "3").model_copy(deep=True)
+        foreign = sample_of(log, "3").model_copy(deep=True)
         foreign.id, foreign.metadata = "atkins-1", {"question": "What is 2+2?", "unit": "1"}
-        _sample(log, "3").metadata = {"question": "What is 2+2?"}
-        _sample(log, "1").store[STORE_KEY] = "not answers"
+        sample_of(log, "3").metadata = {"question": "What is 2+2?"}
+        sample_of(log, "1").store[STORE_KEY] = "not answers"
         log.samples = [*samples, foreign]
 
-    assert _differences(_edited(real_log, tmp_path, splice), capsys) == [
+    assert differences(edited(real_log, tmp_path, splice), capsys) == [
         "sample 1: its store holds no SciCode answers (store['scicode']): not re-graded",
         "sample 3: not a SciCode sample: its metadata has no problem_id: not re-graded",
         "sample atkins-1: not one of the samples the eval ran (its dataset's ids and epochs): not "
@@ -235,16 +207,20 @@ def test_foreign_and_malformed_samples_fail_alone(real_log, tmp_path, capsys):
 @pytest.mark.parametrize(
     ("task", "says"),
     [
-        ("inspect_evals/gpqa_diamond", "is a log of task 'inspect_evals/gpqa_diamond', not of"),
-        ("scievals/scibench", "is a SciBench log: --verify re-grades SciCode logs"),
+        (
+            "inspect_evals/gpqa_diamond",
+            "is a log of task 'inspect_evals/gpqa_diamond': --verify checks logs of "
+            "scievals/scicode, scievals/scicode_verified and scievals/scibench",
+        ),
+        ("scievals/scibench", "records task parameters ['split'], not of scievals/scibench"),
     ],
 )
 def test_a_log_of_another_task_is_refused(real_log, tmp_path, capsys, task, says):
     def retask(log: EvalLog) -> None:
         log.eval.task = task
 
-    path = _edited(real_log, tmp_path, retask)
-    code, lines, err = _verify(path, capsys)
+    path = edited(real_log, tmp_path, retask)
+    code, lines, err = verify(path, capsys)
     assert (code, lines) == (2, [])
     assert err.splitlines() == [err.splitlines()[0]] and says in err
 
@@ -256,8 +232,8 @@ def test_a_log_without_scores_is_refused(real_log, tmp_path, capsys):
         for sample in log.samples or []:
             sample.scores = None
 
-    path = _edited(real_log, tmp_path, unscore)
-    assert _verify(path, capsys) == (
+    path = edited(real_log, tmp_path, unscore)
+    assert verify(path, capsys) == (
         2,
         [],
         f"scievals: error: {path} holds no scores to verify (generated with --no-score?): score "
@@ -289,7 +265,7 @@ def test_each_protocol_verifies_clean(protocol, tmp_path, capsys, dev_targets_fi
         **settings,
     )
     assert log.status == "success", log.error
-    code, lines, err = _verify(Path(log.location or ""), capsys)
+    code, lines, err = verify(Path(log.location or ""), capsys)
     assert (code, len(lines)) == (0, 1), lines + [err]
     assert " verifies clean: " in lines[0]
 
@@ -301,8 +277,8 @@ def test_a_log_too_large_unpacked(real_log, capsys, monkeypatch):
         unpacked = sum(entry.file_size for entry in archive.infolist())
     bound = real_log.stat().st_size + 1
     assert unpacked > bound
-    monkeypatch.setattr(scievals_log, "MAX_LOG_BYTES", bound)
-    code, lines, err = _verify(real_log, capsys)
+    monkeypatch.setattr(regrade_verify, "MAX_LOG_BYTES", bound)
+    code, lines, err = verify(real_log, capsys)
     assert (code, lines) == (2, [])
     assert err == (
         f"scievals: error: {real_log}: {unpacked:,} bytes uncompressed, over the {bound:,}-byte "
@@ -313,12 +289,12 @@ def test_a_log_too_large_unpacked(real_log, capsys, monkeypatch):
 def test_a_huge_file_is_refused_unread(tmp_path, capsys):
     huge = tmp_path / "huge.eval"
     with huge.open("wb") as fh:  # sparse: no disk used, and never opened by the check
-        fh.truncate(scievals_log.MAX_LOG_BYTES + 1)
-    code, lines, err = _verify(huge, capsys)
+        fh.truncate(regrade_verify.MAX_LOG_BYTES + 1)
+    code, lines, err = verify(huge, capsys)
     assert (code, lines) == (2, [])
     assert err == (
-        f"scievals: error: {huge}: {scievals_log.MAX_LOG_BYTES + 1:,} bytes, over the "
-        f"{scievals_log.MAX_LOG_BYTES:,}-byte bound of a log read\n"
+        f"scievals: error: {huge}: {regrade_verify.MAX_LOG_BYTES + 1:,} bytes, over the "
+        f"{regrade_verify.MAX_LOG_BYTES:,}-byte bound of a log read\n"
     )
 
 
@@ -337,7 +313,7 @@ def test_a_huge_file_is_refused_unread(tmp_path, capsys):
 def test_not_a_log(tmp_path, capsys, name, content, says):
     path = tmp_path / name
     path.write_bytes(content)
-    code, lines, err = _verify(path, capsys)
+    code, lines, err = verify(path, capsys)
     assert (code, lines) == (2, [])
     assert len(err.splitlines()) == 1 and says in err
 
@@ -347,7 +323,7 @@ def test_a_folder_and_a_missing_file(tmp_path, capsys):
         (tmp_path, "not a regular file"),
         (tmp_path / "absent.eval", "no such file"),
     ):
-        code, lines, err = _verify(path, capsys)
+        code, lines, err = verify(path, capsys)
         assert (code, lines, err) == (
             2,
             [],
@@ -357,7 +333,7 @@ def test_a_folder_and_a_missing_file(tmp_path, capsys):
 
 
 def test_the_log_sets_split_and_timeout(tmp_path, capsys):
-    code, _, err = _verify(tmp_path / "any.eval", capsys, "--split", "dev", "--timeout", "5")
+    code, _, err = verify(tmp_path / "any.eval", capsys, "--split", "dev", "--timeout", "5")
     assert code == 2
     assert (
         err

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from scievals.scibench.metrics import pass_at_problem
     from scievals.scibench.regrade.cli import regrade_opencompass
     from scievals.scibench.regrade.layout import is_opencompass_output
+    from scievals.scibench.regrade.own_log import is_scibench_log
+    from scievals.scibench.regrade.verify import verify_scibench
     from scievals.scibench.robust import parse_number, robust_score, robust_tool_score
     from scievals.scibench.scorer import faithful, robust
     from scievals.scibench.task import scibench
@@ -34,6 +36,7 @@ _EXPORTS = {
     "faithful_tool_score": "faithful",
     "grade_file": "grade",
     "is_opencompass_output": "regrade.layout",
+    "is_scibench_log": "regrade.own_log",
     "official_unit": "units",
     "parse_number": "robust",
     "pass_at_problem": "metrics",
@@ -42,6 +45,7 @@ _EXPORTS = {
     "robust_score": "robust",
     "robust_tool_score": "robust",
     "scibench": "task",
+    "verify_scibench": "regrade.verify",
 }
 __all__ = [
     "SciBenchConfig",
@@ -52,6 +56,7 @@ __all__ = [
     "faithful_tool_score",
     "grade_file",
     "is_opencompass_output",
+    "is_scibench_log",
     "official_unit",
     "parse_number",
     "pass_at_problem",
@@ -60,6 +65,7 @@ __all__ = [
     "robust_score",
     "robust_tool_score",
     "scibench",
+    "verify_scibench",
 ]
 
 lazy_exports(__name__, _EXPORTS)

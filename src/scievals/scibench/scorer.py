@@ -103,16 +103,26 @@ def opencompass() -> Scorer:
     return score
 
 
-def scorers(config: SciBenchConfig) -> list[Scorer]:
+SCORERS = {"faithful": faithful, "robust": robust, "opencompass": opencompass}
+"""Each scorer by the name a log records it under."""
+
+
+def scorer_args(config: SciBenchConfig) -> dict[str, dict[str, Any]]:
     """The scorers of ``scorer=faithful|robust|both|opencompass|all`` (all three, as ``scievals
-    regrade`` grades OpenCompass's replies), in that order."""
+    regrade`` grades OpenCompass's replies), in that order, each with its arguments as a log
+    records them (``--verify`` checks a log's against these)."""
     if config.scorer == "opencompass":
-        return [opencompass()]
-    chosen = []
+        return {"opencompass": {}}
+    chosen: dict[str, dict[str, Any]] = {}
     if config.scorer in ("faithful", "both", "all"):
-        chosen.append(faithful())
+        chosen["faithful"] = {}
     if config.scorer in ("robust", "both", "all"):
-        chosen.append(robust(use_errata=config.errata, abs_tol=config.abs_tol))
+        chosen["robust"] = {"use_errata": config.errata, "abs_tol": config.abs_tol}
     if config.scorer == "all":
-        chosen.append(opencompass())
+        chosen["opencompass"] = {}
     return chosen
+
+
+def scorers(config: SciBenchConfig) -> list[Scorer]:
+    """The scorers of the config (``scorer_args``)."""
+    return [SCORERS[name](**args) for name, args in scorer_args(config).items()]

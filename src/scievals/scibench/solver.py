@@ -15,7 +15,7 @@ from inspect_ai.model import (
     ContentText,
 )
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import sandbox
+from inspect_ai.util import SandboxEnvironment, sandbox
 
 from scievals.scibench.code_blocks import official_code, robust_code
 from scievals.scibench.prompts import zero_cot_stage2
@@ -80,12 +80,14 @@ def zero_cot() -> Solver:
     return solve
 
 
-async def _run(code: str | None, timeout: int) -> dict[str, str | int | None]:
-    """Run one program in the sandbox; stdout is None when it cannot run or fails."""
+async def _run(
+    code: str | None, timeout: int, box: SandboxEnvironment
+) -> dict[str, str | int | None]:
+    """Run one program in ``box``; stdout is None when it cannot run or fails."""
     if code is None:
         return {"stdout": None, "error": "no code block"}
     try:
-        result = await sandbox().exec(["python3", "-c", code], timeout=timeout)
+        result = await box.exec(["python3", "-c", code], timeout=timeout)
     except TimeoutError:
         return {"stdout": None, "error": f"timeout after {timeout}s"}
     if not result.success:
@@ -98,15 +100,22 @@ def run_python(timeout: int = 30) -> Solver:
     """Execute the reply's code twice in the sandbox: the official way and the robust way."""
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
-        reply = state.output.completion
-        runs = {
-            "faithful": await _run(OFFICIAL_PREAMBLE + official_code(reply), timeout),
-            "robust": await _run(robust_code(reply), timeout),
-        }
-        state.store.set(TOOL_STORE_KEY, runs)
+        state.store.set(TOOL_STORE_KEY, await python_runs(state.output.completion, timeout))
         return state
 
     return solve
+
+
+async def python_runs(
+    reply: str, timeout: int, box: SandboxEnvironment | None = None
+) -> dict[str, dict[str, str | int | None]]:
+    """The reply's code run the official way and the robust way, in ``box`` (default: the
+    sample's sandbox), as the scorers read them (``--verify`` runs a log's replies again)."""
+    box = box or sandbox()
+    return {
+        "faithful": await _run(OFFICIAL_PREAMBLE + official_code(reply), timeout, box),
+        "robust": await _run(robust_code(reply), timeout, box),
+    }
 
 
 @solver

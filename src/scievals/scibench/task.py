@@ -15,6 +15,9 @@ import base64
 import importlib.util
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from inspect_ai import Epochs, Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -145,6 +148,20 @@ def _sandbox(config: SciBenchConfig) -> str | tuple[str, str] | None:
     return agent_sandbox_spec(config.sandbox, spec) if config.agent else spec  # type: ignore[return-value]
 
 
+_TO_READ: ContextVar[bool] = ContextVar("scibench_to_read", default=False)
+
+
+@contextmanager
+def to_read() -> Iterator[None]:
+    """Tasks built here are read, not run (``--verify`` reads a log's dataset and protocol of
+    them): what only running needs, a Wolfram kernel, is not asked for."""
+    token = _TO_READ.set(True)
+    try:
+        yield
+    finally:
+        _TO_READ.reset(token)
+
+
 def _check_wolfram() -> None:
     kernel = os.environ.get("WOLFRAM_KERNEL") or shutil.which("wolframscript")
     missing = [
@@ -232,7 +249,7 @@ def scibench(
             from scievals.scibench.exam import exam_task
 
             return exam_task(exam_file, grader, config.setting)
-        if config.setting == "wolfram":
+        if config.setting == "wolfram" and not _TO_READ.get():
             _check_wolfram()
         source = Source(config.version, data_dir)
         samples = [_sample(r, config, source) for r in _records(config, source)]

@@ -7,4 +7,8 @@ OpenCompass folder and its files, ``mapping`` finds the problem each prediction 
 scores against the official rule's, ``eval_log`` writes each run as the task's log; ``cli`` is
 what the command runs. ``is_opencompass_output`` (cheap, bounded) tells the command that SOURCE
 is OpenCompass output, ``regrade_opencompass`` grades it; both are on SciBench's face.
+``--verify`` of a scievals SciBench log: ``own_log`` reads it and builds its task again
+(``is_scibench_log`` tells the command it is one), ``sample_check`` re-grades each sample,
+``protocol_check`` sets its protocol against this install's, ``verify`` is what the command runs
+(``verify_scibench``, on the face).
 """

@@ -4,7 +4,6 @@ compared with the scores it recorded."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from functools import partial
@@ -166,6 +165,7 @@ def _verify(ns: argparse.Namespace) -> int:
     from scievals.grade_out import Interrupts
     from scievals.inputs import InputError
     from scievals.regrade_out import counted
+    from scievals.regrade_verify import conclude
     from scievals.scicode.regrade.scievals_log import read_log
     from scievals.scicode.regrade.verify import verify
 
@@ -195,23 +195,10 @@ def _verify(ns: argparse.Namespace) -> int:
             result = stop.run(verify(shared))
         finally:
             stop.said()
-    for note in result.notes:
-        say(f"note: {note}")
-    for line in result.differences:
-        print(line)
-    print(result.summary())
-    if target is not None:
-        about = {
-            "log": str(shared.path),
-            "task": shared.task,
-            "recorded_config": shared.recorded,
-            "grading": config.record(),
-            **stamp(),
-            "clean": result.clean,
-            "differences": result.differences,
-            "notes": result.notes,
-            "verdicts": result.verdicts,
-        }
-        write_whole(target, json.dumps(about, indent=1) + "\n")
-        say(f"wrote {target}")
-    return 0 if result.clean else 1
+    about = {
+        "log": str(shared.path),
+        "task": shared.task,
+        "recorded_config": shared.recorded,
+        "grading": config.record(),
+    }
+    return conclude(say, result, target, about)

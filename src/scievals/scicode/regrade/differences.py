@@ -9,14 +9,13 @@ is one line.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from inspect_ai.log import EvalLog
-from inspect_ai.scorer import SampleScore, Score
-from inspect_ai.util import registry_info
+from inspect_ai.scorer import Score
 
+from scievals.regrade_verify import metric_differences, metric_values
 from scievals.scicode.metrics import METRICS, scicode_epochs
 from scievals.scicode.regrade.scievals_log import SCORER
 
@@ -92,51 +91,9 @@ def _word(claim: Claim) -> str:
 def recomputed(by_id: Mapping[str, list[tuple[int, Score]]]) -> dict[str, float]:
     """The task's metrics of the re-graded scores, each problem's epochs reduced by its reducer,
     named as the log names them."""
-    reduce = scicode_epochs()
-    samples = [
-        SampleScore(score=reduce([s for _, s in sorted(epochs, key=lambda e: e[0])]), sample_id=i)
-        for i, epochs in by_id.items()
-    ]
-    values: dict[str, float] = {}
-    for metric in METRICS:
-        value = metric(samples)
-        if isinstance(value, dict):
-            values.update({str(k): float(v) for k, v in value.items()})
-        else:
-            values[registry_info(metric).name.split("/")[-1]] = float(value)  # type: ignore[arg-type]
-    return values
+    return metric_values(METRICS, scicode_epochs(), by_id)
 
 
 def metric_lines(log: EvalLog, by_id: Mapping[str, list[tuple[int, Score]]]) -> list[str]:
     """One line for each metric the log reports otherwise than the re-graded scores give."""
-    ours = recomputed(by_id)
-    lines = []
-    for score in log.results.scores if log.results else []:
-        if score.scorer.split("/")[-1] != SCORER:
-            continue
-        if score.reducer not in (None, REDUCER):
-            lines.append(
-                f"metrics of reducer {score.reducer}: not recomputed (the task reduces epochs "
-                f"with {REDUCER})"
-            )
-            continue
-        theirs = {name: m.value for name, m in score.metrics.items()}
-        for name in [*ours, *(n for n in theirs if n not in ours)]:
-            if not _same(theirs.get(name), ours.get(name)):
-                lines.append(
-                    f"metric {name}: the log reports {_number(theirs.get(name))}, re-graded "
-                    f"{_number(ours.get(name))}"
-                )
-    return lines
-
-
-def _same(theirs: Any, ours: float | None) -> bool:
-    if not isinstance(theirs, int | float) or isinstance(theirs, bool) or ours is None:
-        return theirs is None and ours is None
-    return math.isclose(theirs, ours, rel_tol=1e-9, abs_tol=1e-9)
-
-
-def _number(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    return f"{value:g}" if isinstance(value, int | float) else repr(value)[:40]
+    return metric_differences(log, SCORER, REDUCER, recomputed(by_id))

@@ -9,7 +9,7 @@ scievals' ``inspect`` rule but for a stray label line; 2-A (0.23.0 and earlier) 
 fence markers only.
 
 A log is untrusted input: the file is bounded before Inspect reads it
-(``scievals_log.unreadable``), a file that is no inspect_evals SciCode log is refused with one
+(``regrade_verify.unreadable``), a file that is no inspect_evals SciCode log is refused with one
 line, and a sample whose shape is not that task's (another task's sample, an unknown problem,
 replies that do not match its steps, a malformed score) fails alone with one line. Paths the log
 names are never opened.
@@ -26,15 +26,10 @@ from typing import Any
 from inspect_ai.log import EvalLog, EvalSample
 
 from scievals.inputs import InputError
+from scievals.regrade_verify import read_bounded, unreadable
 from scievals.scicode.data.dataset import Problem
 from scievals.scicode.extract import extract_code
-from scievals.scicode.regrade.scievals_log import (
-    INSPECT_EVALS_TASK,
-    TASKS,
-    SampleError,
-    read_bounded,
-    unreadable,
-)
+from scievals.scicode.regrade.scievals_log import INSPECT_EVALS_TASK, TASKS, SampleError
 
 TASK = INSPECT_EVALS_TASK
 SCORER = "verify"

@@ -17,6 +17,7 @@ from typing import Any
 
 from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
+from scievals.regrade_verify import differ
 from scievals.scicode.regrade.scievals_log import SharedLog
 from scievals.scicode.task import scicode
 
@@ -40,7 +41,7 @@ def check_protocol(shared: SharedLog) -> tuple[list[str], list[str]]:
     for score in (log.results.scores if log.results else []) or []:
         params = (score.params or {}).get("config")
         if params is not None and params != shared.recorded:
-            differences += _differ(
+            differences += differ(
                 "scorer config",
                 params,
                 shared.recorded,
@@ -58,9 +59,9 @@ def check_protocol(shared: SharedLog) -> tuple[list[str], list[str]]:
         differences.append("protocol: the log records none")
     else:
         for key in [*ours, *(k for k in theirs if k not in ours)]:
-            lines = _differ(f"protocol {key}", theirs.get(key), ours.get(key))
+            lines = differ(f"protocol {key}", theirs.get(key), ours.get(key))
             (notes if key in MACHINE else differences).extend(lines)
-    differences += _differ(
+    differences += differ(
         "runtime_versions", metadata.get("runtime_versions"), here["runtime_versions"]
     )
     return differences, notes
@@ -91,25 +92,3 @@ def task_parameters(record: Mapping[str, Any], h5: str | None) -> dict[str, Any]
     for key, value in (record.get("agent_limits") or {}).items():
         params[AGENT_PARAMETERS[key]] = value if key == "tool_timeout" else (value or 0)
     return params
-
-
-def _differ(
-    name: str,
-    theirs: Any,
-    ours: Any,
-    sides: tuple[str, str] = ("the log records", "this install"),
-) -> list[str]:
-    """One line per field that differs, nested dicts field by field."""
-    if isinstance(theirs, dict) and isinstance(ours, dict):
-        keys = [*ours, *(k for k in theirs if k not in ours)]
-        return [
-            line for k in keys for line in _differ(f"{name}.{k}", theirs.get(k), ours.get(k), sides)
-        ]
-    if theirs == ours:
-        return []
-    return [f"{name}: {sides[0]} {_shown(theirs)}, {sides[1]} {_shown(ours)}"]
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 160 else text[:159] + "…"

@@ -14,23 +14,20 @@ compose file) are of the machine that ran it and are never opened here.
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from inspect_ai.log import EvalLog, EvalSample
 
 from scievals.inputs import InputError
+from scievals.regrade_verify import read_bounded, read_header
 from scievals.scicode.config import SciCodeConfig
 from scievals.scicode.data.dataset import Problem
 from scievals.scicode.solver import STORE_KEY, extract
 from scievals.scicode.whole import last_step
 
-MAX_LOG_BYTES = 2**30
-"""The largest log read (the file, and a ``.eval`` archive's members uncompressed): a full
-SciCode run with its transcripts is tens of MB, and the log is read whole."""
 TASKS = ("scievals/scicode", "scievals/scicode_verified")
 INSPECT_EVALS_TASK = "inspect_evals/scicode"
 SCORER = "scicode_scorer"
@@ -77,23 +74,18 @@ def read_log(path: Path, h5: str | None = None, sandbox: str | None = None) -> S
     """The log at ``path``, its recorded config checked; an ``InputError`` (one line) for a file
     that is not a scored scievals SciCode log within the bounds. ``h5`` and ``sandbox`` are this
     machine's (None: the default targets file, and our sandbox)."""
-    why = unreadable(path)
-    if why is not None:
-        raise InputError(f"{path}: {why}")
-    header = read_bounded(path, header_only=True)
+    header = read_header(path)
     task = header.eval.task
-    if task == "scievals/scibench":
-        raise InputError(
-            f"{path} is a SciBench log: --verify re-grades SciCode logs (scievals/scicode, "
-            "scievals/scicode_verified) only, for now"
-        )
     if task == INSPECT_EVALS_TASK:
         raise InputError(
             f"{path} is an inspect_evals log: --verify checks scievals logs; drop --verify to "
             "re-grade it under the official rule"
         )
     if task not in TASKS:
-        raise InputError(f"{path} is a log of task {task!r}, not of {' or '.join(TASKS)}")
+        raise InputError(
+            f"{path} is a log of task {task!r}: --verify checks logs of {', '.join(TASKS)} and "
+            "scievals/scibench"
+        )
     recorded = _recorded_config(path, header)
     if header.results is None or not header.results.scores:
         raise InputError(
@@ -125,36 +117,6 @@ def read_log(path: Path, h5: str | None = None, sandbox: str | None = None) -> S
     return SharedLog(path, read_bounded(path), recorded, config, tuple(notes))
 
 
-def unreadable(path: Path) -> str | None:
-    """Why ``path`` is not read at all (looking at its size only), or None."""
-    if not path.exists() and not path.is_symlink():
-        return "no such file"
-    if not path.is_file():
-        return "not a regular file: --verify reads one Inspect log (.eval or .json)"
-    if path.suffix not in (".eval", ".json"):
-        return "not an Inspect log (a .eval or .json file)"
-    try:
-        size, unpacked = path.stat().st_size, ""
-        if size <= MAX_LOG_BYTES and path.suffix == ".eval":
-            with zipfile.ZipFile(path) as archive:
-                size, unpacked = sum(e.file_size for e in archive.infolist()), " uncompressed"
-    except zipfile.BadZipFile:
-        return "not an Inspect log (a damaged or truncated .eval archive)"
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if size > MAX_LOG_BYTES:
-        return f"{size:,} bytes{unpacked}, over the {MAX_LOG_BYTES:,}-byte bound of a log read"
-    return None
-
-
-def read_bounded(path: Path, header_only: bool = False) -> EvalLog:
-    try:
-        return read_eval_log(str(path), header_only=header_only)
-    except Exception as exc:  # a hostile file may fail Inspect's reader in any of its ways
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-        raise InputError(f"{path} is not a readable Inspect log: {first}") from None
-
-
 def _recorded_config(path: Path, header: EvalLog) -> dict[str, Any]:
     for scorer in header.eval.scorers or []:
         if scorer.name.split("/")[-1] == SCORER:
@@ -163,11 +125,6 @@ def _recorded_config(path: Path, header: EvalLog) -> dict[str, Any]:
                 return config
             break
     raise InputError(f"{path} records no {SCORER} with its config: not a log scievals scored")
-
-
-def label(sample: EvalSample, epochs: int) -> str:
-    """How a line names a sample: its id, and its epoch when the run had several."""
-    return f"sample {sample.id}" + (f" epoch {sample.epoch}" if epochs > 1 else "")
 
 
 def sample_answers(

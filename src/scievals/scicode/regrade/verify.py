@@ -17,16 +17,17 @@ import asyncio
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import ModelName
 from inspect_ai.scorer import Score, Target
 from inspect_ai.solver import TaskState
 
+from scievals import regrade_verify
 from scievals.artifacts import ArtifactError
 from scievals.inputs import InputError
 from scievals.regrade_out import counted
+from scievals.regrade_verify import label, run_samples
 from scievals.scicode.data.dataset import Problem
 from scievals.scicode.data.targets_source import TargetSource
 from scievals.scicode.regrade.differences import metric_lines, step_lines
@@ -36,7 +37,6 @@ from scievals.scicode.regrade.scievals_log import (
     Answers,
     SampleError,
     SharedLog,
-    label,
     sample_answers,
 )
 from scievals.scicode.scorer import scicode_scorer
@@ -47,28 +47,18 @@ CONCURRENT_SAMPLES = 8
 
 
 @dataclass
-class Verification:
-    """What ``--verify`` found: every difference and note as a line, and the re-graded verdicts."""
+class Verification(regrade_verify.Verification):
+    """What ``--verify`` found, and each sample's steps as re-graded."""
 
-    path: Path
-    differences: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     verdicts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Sample label -> its steps' verdicts as re-graded (``StepVerdict.as_dict()``)."""
 
-    @property
-    def clean(self) -> bool:
-        return not self.differences
-
-    def summary(self) -> str:
+    def graded(self) -> str:
         steps = sum(len(v) for v in self.verdicts.values())
-        graded = f"{counted(len(self.verdicts), 'sample')}, {counted(steps, 'step')} re-graded"
-        if self.clean:
-            return (
-                f"{self.path} verifies clean: {graded}; every verdict, metric and protocol field "
-                "is what the log records"
-            )
-        return f"{self.path}: {counted(len(self.differences), 'difference')} ({graded})"
+        return f"{counted(len(self.verdicts), 'sample')}, {counted(steps, 'step')} re-graded"
+
+    def details(self) -> dict[str, Any]:
+        return {"verdicts": self.verdicts}
 
 
 async def verify(shared: SharedLog) -> Verification:
@@ -127,43 +117,14 @@ def _answers(
 ) -> tuple[list[Answers], int]:
     """The samples to re-grade, in the order the eval ran them, and how many of the run's could
     not be; a line for each sample left out, and for each one the eval ran that the log lacks."""
-    seen: set[tuple[str, int]] = set()
     answers: list[Answers] = []
     unverified = 0
-    order = {sid: index for index, sid in enumerate(ran)}
-    samples = sorted(
-        shared.log.samples or [],
-        key=lambda s: (order.get(str(s.id), len(order)), str(s.id), s.epoch),
-    )
-    for sample in samples:
-        name, key = label(sample, epochs), (str(sample.id), sample.epoch)
-        if key in seen:
-            result.differences.append(
-                f"{name}: a second sample of this id and epoch: not re-graded"
-            )
-            continue
-        seen.add(key)
-        if str(sample.id) not in ran or not 1 <= sample.epoch <= epochs:
-            result.differences.append(
-                f"{name}: not one of the samples the eval ran (its dataset's ids and epochs): not "
-                "re-graded"
-            )
-            continue
-        if sample.error is not None:
-            result.notes.append(f"{name}: an error ended it in the run, unscored: not re-graded")
-            continue
+    for sample in run_samples(shared.log, ran, result):
         try:
             answers.append(sample_answers(sample, problems, shared.config))
         except SampleError as exc:
-            result.differences.append(f"{name}: {exc}: not re-graded")
+            result.differences.append(f"{label(sample, epochs)}: {exc}: not re-graded")
             unverified += 1
-    for sid in ran:
-        for epoch in range(1, epochs + 1):
-            if (sid, epoch) not in seen:
-                at = f" epoch {epoch}" if epochs > 1 else ""
-                result.differences.append(
-                    f"sample {sid}{at}: missing from the log (the eval ran it)"
-                )
     return answers, unverified
 
 
