@@ -1,4 +1,5 @@
-"""What the user gives us: the one error for wrong input, and the reader of JSON-lines files.
+"""What the user gives us: the one error for wrong input, the reader of JSON-lines files, and
+the look at a log file from elsewhere before anything reads it.
 
 ``scievals`` answers an ``InputError`` with one line and exit status 2; any other exception is a
 bug of ours and keeps its traceback.
@@ -7,6 +8,7 @@ bug of ours and keeps its traceback.
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,3 +92,32 @@ def read_jsonl(
                 )
             first[key] = number
             yield here
+
+
+MAX_LOG_BYTES = 2**30
+"""The largest log read (the file, and a ``.eval`` archive's members uncompressed): a full run
+with its transcripts is tens of MB, and a log is read whole."""
+
+
+def unreadable_log(path: Path, bound: int | None = None) -> str | None:
+    """Why ``path`` is not read as an Inspect log (looking at its size only: a zip bomb is never
+    opened), or None. Logs are untrusted input; ``bound``: ``MAX_LOG_BYTES`` unless given."""
+    bound = MAX_LOG_BYTES if bound is None else bound
+    if not path.exists() and not path.is_symlink():
+        return "no such file"
+    if not path.is_file():
+        return "not a regular file (an Inspect log is one .eval or .json file)"
+    if path.suffix not in (".eval", ".json"):
+        return "not an Inspect log (a .eval or .json file)"
+    try:
+        size, unpacked = path.stat().st_size, ""
+        if size <= bound and path.suffix == ".eval":
+            with zipfile.ZipFile(path) as archive:
+                size, unpacked = sum(e.file_size for e in archive.infolist()), " uncompressed"
+    except zipfile.BadZipFile:
+        return "not an Inspect log (a damaged or truncated .eval archive)"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if size > bound:
+        return f"{size:,} bytes{unpacked}, over the {bound:,}-byte bound of a log read"
+    return None

@@ -6,14 +6,13 @@ Shared by the SciCode and SciBench verifications, which import nothing of each o
 command, which reads a log's header to tell which benchmark verifies it. Logs are untrusted input
 (a leaderboard submission, a paper's artifact): a file is refused with one line, before Inspect
 reads it, when it is not a regular ``.eval`` or ``.json`` file or is larger (a ``.eval``
-archive's members uncompressed) than ``MAX_LOG_BYTES``.
+archive's members uncompressed) than ``inputs.MAX_LOG_BYTES``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,39 +22,13 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.scorer import Metric, SampleScore, Score, ScoreReducer
 from inspect_ai.util import registry_info
 
-from scievals.inputs import InputError
+from scievals.inputs import InputError, unreadable_log
 from scievals.paths import write_whole
 from scievals.regrade_out import counted, stamp
 
-MAX_LOG_BYTES = 2**30
-"""The largest log read (the file, and a ``.eval`` archive's members uncompressed): a full run
-with its transcripts is tens of MB, and the log is read whole."""
-
-
-def unreadable(path: Path) -> str | None:
-    """Why ``path`` is not read at all (looking at its size only), or None."""
-    if not path.exists() and not path.is_symlink():
-        return "no such file"
-    if not path.is_file():
-        return "not a regular file: --verify reads one Inspect log (.eval or .json)"
-    if path.suffix not in (".eval", ".json"):
-        return "not an Inspect log (a .eval or .json file)"
-    try:
-        size, unpacked = path.stat().st_size, ""
-        if size <= MAX_LOG_BYTES and path.suffix == ".eval":
-            with zipfile.ZipFile(path) as archive:
-                size, unpacked = sum(e.file_size for e in archive.infolist()), " uncompressed"
-    except zipfile.BadZipFile:
-        return "not an Inspect log (a damaged or truncated .eval archive)"
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if size > MAX_LOG_BYTES:
-        return f"{size:,} bytes{unpacked}, over the {MAX_LOG_BYTES:,}-byte bound of a log read"
-    return None
-
 
 def read_bounded(path: Path, header_only: bool = False) -> EvalLog:
-    """The log at ``path`` (checked by ``unreadable`` first); one line when Inspect cannot."""
+    """The log at ``path`` (checked by ``unreadable_log`` first); one line when Inspect cannot."""
     try:
         return read_eval_log(str(path), header_only=header_only)
     except Exception as exc:  # a hostile file may fail Inspect's reader in any of its ways
@@ -66,7 +39,7 @@ def read_bounded(path: Path, header_only: bool = False) -> EvalLog:
 def read_header(path: Path) -> EvalLog:
     """The header of the log at ``path`` (no samples); an ``InputError`` (one line) for a file
     that is not read."""
-    why = unreadable(path)
+    why = unreadable_log(path)
     if why is not None:
         raise InputError(f"{path}: {why}")
     return read_bounded(path, header_only=True)

@@ -188,7 +188,7 @@ def test_a_log_too_large_is_skipped_unread(folder: Folder, monkeypatch: pytest.M
     monkeypatch.setattr(load, "MAX_LOG_BYTES", 1000)
     runs, notes = load.load_runs([folder.logs / "real.eval"])
     assert runs == [] and len(notes) == 1
-    assert "bytes uncompressed, more than the 1,000 a report reads" in notes[0]
+    assert "bytes, over the 1,000-byte bound of a log read" in notes[0]
 
 
 @pytest.mark.parametrize(

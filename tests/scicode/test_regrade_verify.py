@@ -17,7 +17,7 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
 from verify_cli import differences, edited, sample_of, verify
 
-from scievals import regrade_verify
+from scievals import inputs
 from scievals.scicode.data.dataset import find_step
 from scievals.scicode.solver import STORE_KEY, extract
 from scievals.scicode.task import scicode
@@ -277,7 +277,7 @@ def test_a_log_too_large_unpacked(real_log, capsys, monkeypatch):
         unpacked = sum(entry.file_size for entry in archive.infolist())
     bound = real_log.stat().st_size + 1
     assert unpacked > bound
-    monkeypatch.setattr(regrade_verify, "MAX_LOG_BYTES", bound)
+    monkeypatch.setattr(inputs, "MAX_LOG_BYTES", bound)
     code, lines, err = verify(real_log, capsys)
     assert (code, lines) == (2, [])
     assert err == (
@@ -289,12 +289,12 @@ def test_a_log_too_large_unpacked(real_log, capsys, monkeypatch):
 def test_a_huge_file_is_refused_unread(tmp_path, capsys):
     huge = tmp_path / "huge.eval"
     with huge.open("wb") as fh:  # sparse: no disk used, and never opened by the check
-        fh.truncate(regrade_verify.MAX_LOG_BYTES + 1)
+        fh.truncate(inputs.MAX_LOG_BYTES + 1)
     code, lines, err = verify(huge, capsys)
     assert (code, lines) == (2, [])
     assert err == (
-        f"scievals: error: {huge}: {regrade_verify.MAX_LOG_BYTES + 1:,} bytes, over the "
-        f"{regrade_verify.MAX_LOG_BYTES:,}-byte bound of a log read\n"
+        f"scievals: error: {huge}: {inputs.MAX_LOG_BYTES + 1:,} bytes, over the "
+        f"{inputs.MAX_LOG_BYTES:,}-byte bound of a log read\n"
     )
 
 
@@ -320,16 +320,11 @@ def test_not_a_log(tmp_path, capsys, name, content, says):
 
 def test_a_folder_and_a_missing_file(tmp_path, capsys):
     for path, says in (
-        (tmp_path, "not a regular file"),
+        (tmp_path, "not a regular file (an Inspect log is one .eval or .json file)"),
         (tmp_path / "absent.eval", "no such file"),
     ):
         code, lines, err = verify(path, capsys)
-        assert (code, lines, err) == (
-            2,
-            [],
-            f"scievals: error: {path}: {says}"
-            + (": --verify reads one Inspect log (.eval or .json)\n" if path == tmp_path else "\n"),
-        )
+        assert (code, lines, err) == (2, [], f"scievals: error: {path}: {says}\n")
 
 
 def test_the_log_sets_split_and_timeout(tmp_path, capsys):

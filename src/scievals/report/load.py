@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import zipfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -24,7 +23,7 @@ from inspect_ai.log import (
 )
 from inspect_ai.scorer import Score
 
-from scievals.inputs import InputError
+from scievals.inputs import MAX_LOG_BYTES, InputError, unreadable_log
 from scievals.protocol import PROTOCOL_KEYS
 from scievals.report.regrade_entry import Regrade, regrade_of
 
@@ -98,9 +97,6 @@ def natural_key(text: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
 
 
-MAX_LOG_BYTES = 2**30
-"""A log larger than this (uncompressed) is skipped: logs are untrusted input, and a report reads
-each one whole. A full SciCode or SciBench run with transcripts is tens of MB."""
 # Inspect's rule for the logs in a folder (inspect_ai.log.list_eval_logs): every .eval file, and
 # .json files named from a timestamp. Applied here without opening any file: Inspect's listing
 # reads the header of oddly named files, which blocks forever on a FIFO in a shared folder.
@@ -138,25 +134,7 @@ def _skip(path: str | Path, why: str) -> str:
 
 def _unreadable(path: str) -> str | None:
     """Why ``path`` cannot be read as a log without reading it, or None when it may be one."""
-    file = Path(path)
-    if file.is_dir():
-        return "a directory, not a log file"
-    if not file.is_file():
-        return "not a regular file"
-    if file.suffix not in (".eval", ".json"):
-        return "not an Inspect log (a .eval or .json file)"
-    try:
-        size = file.stat().st_size
-        if file.suffix == ".eval":
-            with zipfile.ZipFile(file) as archive:
-                size = sum(entry.file_size for entry in archive.infolist())
-    except zipfile.BadZipFile:
-        return "not an Inspect log (a damaged or truncated .eval archive)"
-    except OSError as exc:
-        return f"cannot be read ({exc.strerror or exc})"
-    if size > MAX_LOG_BYTES:
-        return f"{size:,} bytes uncompressed, more than the {MAX_LOG_BYTES:,} a report reads"
-    return None
+    return unreadable_log(Path(path), MAX_LOG_BYTES)
 
 
 def _setting(log: EvalLog, name: str) -> Any:

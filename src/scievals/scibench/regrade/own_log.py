@@ -23,8 +23,8 @@ from inspect_ai import Task
 from inspect_ai.log import EvalLog
 from inspect_ai.scorer import Scorer
 
-from scievals.inputs import InputError
-from scievals.regrade_verify import read_bounded, read_header, unreadable
+from scievals.inputs import InputError, unreadable_log
+from scievals.regrade_verify import read_bounded, read_header
 from scievals.scibench.config import DEFAULT_SANDBOX, SciBenchConfig
 from scievals.scibench.dataset import ENV_VAR
 from scievals.scibench.presets import PRESETS
@@ -65,7 +65,7 @@ class OwnLog:
 def is_scibench_log(path: Path) -> bool:
     """Whether ``path`` is a readable Inspect log of the ``scibench`` task (by its header's task
     name or protocol; cheap and bounded): ``--verify`` sends it here, anything else to SciCode."""
-    if unreadable(path) is not None:
+    if unreadable_log(path) is not None:
         return False
     try:
         header = read_bounded(path, header_only=True)

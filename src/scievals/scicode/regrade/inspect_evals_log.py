@@ -9,7 +9,7 @@ scievals' ``inspect`` rule but for a stray label line; 2-A (0.23.0 and earlier) 
 fence markers only.
 
 A log is untrusted input: the file is bounded before Inspect reads it
-(``regrade_verify.unreadable``), a file that is no inspect_evals SciCode log is refused with one
+(``inputs.unreadable_log``), a file that is no inspect_evals SciCode log is refused with one
 line, and a sample whose shape is not that task's (another task's sample, an unknown problem,
 replies that do not match its steps, a malformed score) fails alone with one line. Paths the log
 names are never opened.
@@ -25,8 +25,8 @@ from typing import Any
 
 from inspect_ai.log import EvalLog, EvalSample
 
-from scievals.inputs import InputError
-from scievals.regrade_verify import read_bounded, unreadable
+from scievals.inputs import InputError, unreadable_log
+from scievals.regrade_verify import read_bounded
 from scievals.scicode.data.dataset import Problem
 from scievals.scicode.extract import extract_code
 from scievals.scicode.regrade.scievals_log import INSPECT_EVALS_TASK, TASKS, SampleError
@@ -94,7 +94,7 @@ def source_extract(reply: str, function_header: str, rule: int) -> str:
 def read_inspect_evals_log(path: Path, problems: Mapping[str, Problem]) -> SourceLog:
     """The log at ``path`` with its samples' replies and verdicts; ``problems`` are SciCode's
     (all 80). An ``InputError`` (one line) when the file is not an inspect_evals SciCode log."""
-    why = unreadable(path)
+    why = unreadable_log(path)
     if why is not None:
         raise InputError(f"{path}: {why}")
     header = read_bounded(path, header_only=True)

@@ -10,7 +10,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 from inspect_ai.dataset import Dataset, csv_dataset, json_dataset
-
 from inspect_evals_utils._stand_in import function, refuse
 
 _LOCAL_SCHEMES = ("", "file")
