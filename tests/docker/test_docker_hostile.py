@@ -28,7 +28,14 @@ AT_ONCE = 3  # grade() calls (containers) at once; the step queue still runs 2 p
 
 # Where a container gives another verdict than our sandbox, and why. "kind": the table's reason
 # kind is ours alone (the attack still fails clearly); "skip": the attack is not run here.
-DIFFERS: dict[str, tuple[str, str]] = {}
+DIFFERS: dict[str, tuple[str, str]] = {
+    "records-growing-forever": (
+        "kind",
+        "a forked writer outlives the program and appends until the records are read: how far it "
+        "got by then (over the bound, or lines that are no record) is the host's speed, in either "
+        "sandbox; the step fails both ways",
+    ),
+}
 
 
 @dataclass
