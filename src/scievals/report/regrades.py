@@ -36,8 +36,9 @@ def regrade_table(benchmark: str, runs: Sequence[Run]) -> Table | None:
     rows = []
     for run, entry in regraded:
         row: list = [run.name, entry.model, entry.source]
+        own = oc.metrics_of(run)
         for m in metrics:
-            ours = estimate(oc.outcomes_for(run, m)) if m in oc.metrics_of(run) else None
+            ours = estimate(oc.outcomes_for(run, m)) if m in own else None
             theirs = entry.scores.get(m)
             official = Pct.of(ours) if ours is not None else None
             diff = (
